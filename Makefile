@@ -1,0 +1,95 @@
+# stablepage-trace — see README.md. `make V=1` shows the commands.
+OUTPUT ?= build
+PREFIX ?= /usr/local
+CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
+BPFTOOL ?= bpftool
+CC ?= gcc
+ARCH := x86
+VERSION := 0.1.0
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+CFLAGS ?= -O2 -g
+USER_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
+	-MMD -MP -I$(OUTPUT) -Ibpf -Iuser -DSPT_VERSION='"$(VERSION)"'
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -MMD -MP \
+	-Wall -Werror -Wno-unused-function
+LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
+
+USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse.o json.o)
+UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o)
+
+.PHONY: all clean deps demo test unit install vmlinux bench
+all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac
+
+$(OUTPUT):
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $(@:.o=.d) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# The loader embeds the BPF object through its skeleton.
+$(OUTPUT)/stablepage-trace.o: $(OUTPUT)/stablepage.skel.h
+
+$(OUTPUT)/%.o: user/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.o: tests/unit/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/stablepage-trace: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+
+$(OUTPUT)/unit_tests: $(UNIT_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
+$(OUTPUT)/wac: tools/wac.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -pthread $< -o $@
+
+unit: $(OUTPUT)/unit_tests
+
+deps:
+	$(Q)tools/install-deps.sh
+
+vmlinux:
+	$(Q)tools/gen-vmlinux.sh vmlinux/$(ARCH)/vmlinux.h
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh $(OUTPUT)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)tests/run.sh $(OUTPUT)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench.sh $(OUTPUT)
+
+install: all
+	install -D -m 0755 $(OUTPUT)/stablepage-trace $(DESTDIR)$(PREFIX)/sbin/stablepage-trace
+
+clean:
+	$(Q)rm -rf $(OUTPUT)
+
+.SECONDARY:
+
+-include $(wildcard $(OUTPUT)/*.d)

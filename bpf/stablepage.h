@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Types shared by bpf/stablepage.bpf.c and user space: __u32-style types only. */
+#ifndef STABLEPAGE_H
+#define STABLEPAGE_H
+
+#define SPT_COMM_LEN 16
+#define SPT_FSTYPE_LEN 16
+#define SPT_DEVNAME_LEN 32
+
+/* How the violating write reached the page cache. */
+enum spt_kind {
+	SPT_KIND_MMAP = 0,  /* store through a shared mapping: write fault / page_mkwrite */
+	SPT_KIND_WRITE = 1, /* write(2), pwrite64(2), writev(2), pwritev(2), pwritev2(2) */
+	SPT_KIND_OTHER = 2, /* any other syscall, kernel threads, io_uring workers */
+	SPT_KIND_MAX = 3,
+};
+
+/* One violation: a folio became dirty while PG_writeback was set, on a
+ * mapping whose kernel does not wait for writeback before letting it change. */
+struct spt_event {
+	__u64 ts_ns;     /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 cgroup_id;
+	__u64 ino;
+	__u64 index;     /* folio index in the file, in pages */
+	__u32 pid;       /* thread group id */
+	__u32 tid;
+	__u32 dev;       /* superblock s_dev, kernel encoding (major << 20 | minor) */
+	__u32 bdev;      /* sb->s_bdev->bd_dev, 0 when the superblock has no bdev */
+	__u32 generation; /* inode i_generation, for open_by_handle_at() path lookup */
+	__u32 kind;      /* enum spt_kind */
+	char comm[SPT_COMM_LEN];
+};
+
+/* Global totals; a per-CPU array entry, summed by user space. Exact. */
+struct spt_totals {
+	__u64 violations[SPT_KIND_MAX];
+	/* Dirtied under writeback on a stable-writes mapping: the kernel waits
+	 * for writeback right after marking the folio dirty (page_mkwrite) so
+	 * this is not a violation. */
+	__u64 stable_dirtied;
+	/* Sleeps in folio_wait_writeback(), by the kind of the sleeping context.
+	 * mmap + write are "stable waits": a writer held until the I/O ended. */
+	__u64 waits[SPT_KIND_MAX];
+	__u64 events_lost;   /* ring buffer full: the event was counted, not streamed */
+	__u64 agg_dropped;   /* a per-device/process/file table was full */
+};
+
+struct spt_dev_stats {
+	__u64 violations[SPT_KIND_MAX];
+	__u64 waits[SPT_KIND_MAX];
+	__u64 stable_dirtied;
+	__u32 bdev;
+	__u32 stable;   /* last seen stable-writes state of a mapping on this sb */
+	char fstype[SPT_FSTYPE_LEN];
+	char devname[SPT_DEVNAME_LEN]; /* sb->s_id */
+};
+
+struct spt_proc_stats {
+	__u64 violations[SPT_KIND_MAX];
+	__u64 waits[SPT_KIND_MAX];
+	char comm[SPT_COMM_LEN];
+};
+
+struct spt_file_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+
+struct spt_file_stats {
+	__u64 violations[SPT_KIND_MAX];
+	__u32 generation;
+	__u32 last_pid;
+};
+
+#endif /* STABLEPAGE_H */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wac: "write after checksum" workload, modelled on the reproducer of the
+ * stable-pages patch set: threads madly rewriting the same pages of one file
+ * while writeback of those pages is started underneath them.
+ *
+ *   A  write() threads + sync_file_range(SYNC_FILE_RANGE_WRITE)
+ *   B  mmap store threads + msync(MS_SYNC)
+ *   C  half A, half B
+ *   D  C with O_DIRECT writers
+ *   E  A with O_DIRECT
+ *   F  B on a file opened O_DIRECT
+ *
+ * Prints one line of key=value results: operations done per type and ops/s.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE 4096
+
+static struct {
+	char profile;
+	int threads;
+	size_t size;
+	double duration;
+	unsigned sync_every;
+	const char *path;
+} opt = { .profile = 'A', .threads = 4, .size = 64 * 1024, .duration = 5, .sync_every = 4 };
+
+static atomic_bool stop;
+static atomic_ullong write_ops, mmap_ops, sync_ops, errors;
+static int fd_buffered, fd_direct;
+static char *map;
+
+static void __attribute__((noreturn)) usage(int code)
+{
+	fprintf(code ? stderr : stdout,
+		"usage: wac [-p A-F] [-t THREADS] [-s SIZE[k|m]] [-d SECS] [-S N] FILE\n"
+		"  -p  profile: A write()+sync_file_range, B mmap+msync, C both, D C+O_DIRECT,\n"
+		"      E A+O_DIRECT, F B+O_DIRECT (default A)\n"
+		"  -t  threads (default 4)   -s  file size (default 64k)\n"
+		"  -d  duration in seconds (default 5)   -S  start writeback every N ops (default 4)\n");
+	exit(code);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void *writer(void *arg)
+{
+	bool direct = (opt.profile == 'D' || opt.profile == 'E');
+	int fd = direct ? fd_direct : fd_buffered;
+	uint64_t seed = (uintptr_t)arg * 2654435761u + 1;
+	size_t npages = opt.size / PAGE;
+	void *buf;
+	unsigned n = 0;
+
+	if (posix_memalign(&buf, PAGE, PAGE))
+		return NULL;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		off_t off = (off_t)(xorshift(&seed) % npages) * PAGE;
+
+		memset(buf, (int)(seed & 0xff), PAGE);
+		if (pwrite(fd, buf, PAGE, off) != PAGE) {
+			errors++;
+			continue;
+		}
+		write_ops++;
+		if (++n % opt.sync_every == 0) {
+			sync_file_range(fd, off, PAGE, SYNC_FILE_RANGE_WRITE);
+			sync_ops++;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+static void *mapper(void *arg)
+{
+	uint64_t seed = (uintptr_t)arg * 2654435761u + 7;
+	size_t npages = opt.size / PAGE;
+	unsigned n = 0;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		char *page = map + (xorshift(&seed) % npages) * PAGE;
+
+		memset(page, (int)(seed & 0xff), PAGE);
+		mmap_ops++;
+		if (++n % opt.sync_every == 0) {
+			msync(page, PAGE, MS_SYNC);
+			sync_ops++;
+		}
+	}
+	return NULL;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = true;
+}
+
+static size_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (end == s)
+		return 0;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	else if (*end == 'g' || *end == 'G')
+		v <<= 30, end++;
+	return *end ? 0 : (size_t)v;
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec t0, t1, nap;
+	pthread_t *tids;
+	int c, nmap = 0, nwrite = 0;
+	double secs;
+
+	while ((c = getopt(argc, argv, "p:t:s:d:S:h")) != -1) {
+		switch (c) {
+		case 'p':
+			opt.profile = optarg[0] & ~0x20;
+			if (optarg[1] || opt.profile < 'A' || opt.profile > 'F')
+				usage(2);
+			break;
+		case 't':
+			opt.threads = atoi(optarg);
+			break;
+		case 's':
+			opt.size = parse_size(optarg);
+			break;
+		case 'd':
+			opt.duration = atof(optarg);
+			break;
+		case 'S':
+			opt.sync_every = (unsigned)atoi(optarg);
+			break;
+		case 'h':
+			usage(0);
+		default:
+			usage(2);
+		}
+	}
+	if (optind != argc - 1 || opt.threads < 1 || opt.size < PAGE || opt.duration <= 0 ||
+	    !opt.sync_every)
+		usage(2);
+	opt.size -= opt.size % PAGE;
+	opt.path = argv[optind];
+
+	fd_buffered = open(opt.path, O_RDWR | O_CREAT, 0644);
+	if (fd_buffered < 0 || ftruncate(fd_buffered, opt.size)) {
+		fprintf(stderr, "wac: %s: %s\n", opt.path, strerror(errno));
+		return 1;
+	}
+	/* Fill the file so every page is allocated and stays in the page cache. */
+	{
+		char page[PAGE];
+
+		memset(page, 0x5a, sizeof(page));
+		for (size_t off = 0; off < opt.size; off += PAGE)
+			if (pwrite(fd_buffered, page, PAGE, off) != PAGE)
+				return 1;
+		fsync(fd_buffered);
+	}
+	if (strchr("DEF", opt.profile)) {
+		fd_direct = open(opt.path, O_RDWR | O_DIRECT);
+		if (fd_direct < 0) {
+			fprintf(stderr, "wac: %s: O_DIRECT: %s\n", opt.path, strerror(errno));
+			return 1;
+		}
+	}
+	if (strchr("BCDF", opt.profile)) {
+		map = mmap(NULL, opt.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   opt.profile == 'F' ? fd_direct : fd_buffered, 0);
+		if (map == MAP_FAILED) {
+			fprintf(stderr, "wac: mmap: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	tids = calloc(opt.threads, sizeof(*tids));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long i = 0; i < opt.threads; i++) {
+		bool use_map = opt.profile == 'B' || opt.profile == 'F' ||
+			       (strchr("CD", opt.profile) && i % 2);
+
+		use_map ? nmap++ : nwrite++;
+		pthread_create(&tids[i], NULL, use_map ? mapper : writer, (void *)(i + 1));
+	}
+	nap.tv_sec = (time_t)opt.duration;
+	nap.tv_nsec = (long)((opt.duration - (double)nap.tv_sec) * 1e9);
+	while (nanosleep(&nap, &nap) && !stop)
+		;
+	stop = true;
+	for (int i = 0; i < opt.threads; i++)
+		pthread_join(tids[i], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+	printf("wac profile=%c threads=%d writers=%d mappers=%d size=%zu duration_s=%.3f "
+	       "write_ops=%llu mmap_ops=%llu sync_ops=%llu errors=%llu ops_per_s=%.0f\n",
+	       opt.profile, opt.threads, nwrite, nmap, opt.size, secs,
+	       (unsigned long long)write_ops, (unsigned long long)mmap_ops,
+	       (unsigned long long)sync_ops, (unsigned long long)errors,
+	       (write_ops + mmap_ops) / secs);
+	if (map)
+		munmap(map, opt.size);
+	close(fd_buffered);
+	if (fd_direct > 0)
+		close(fd_direct);
+	return errors ? 1 : 0;
+}

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef SPT_JSON_H
+#define SPT_JSON_H
+
+#include <stdio.h>
+
+/* Writes s as a JSON string literal (with quotes); NULL becomes null. */
+void json_string(FILE *f, const char *s);
+
+#endif

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "parse.h"
+
+bool parse_duration(const char *s, double *secs)
+{
+	char *end;
+	double v, scale = 1;
+
+	if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v))
+		return false;
+	if (!strcmp(end, "") || !strcmp(end, "s"))
+		scale = 1;
+	else if (!strcmp(end, "ms"))
+		scale = 0.001;
+	else if (!strcmp(end, "m"))
+		scale = 60;
+	else if (!strcmp(end, "h"))
+		scale = 3600;
+	else
+		return false;
+	v *= scale;
+	if (v <= 0 || v > 365 * 24 * 3600.0)
+		return false;
+	*secs = v;
+	return true;
+}
+
+bool parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool parse_pid(const char *s, uint32_t *pid)
+{
+	unsigned long v;
+
+	/* pid_max can be at most 2^22 (PID_MAX_LIMIT on 64-bit). */
+	if (!parse_uint(s, 4194304, &v) || v == 0)
+		return false;
+	*pid = v;
+	return true;
+}
+
+bool parse_majmin(const char *s, uint32_t *kdev)
+{
+	unsigned long maj, min;
+	const char *colon = strchr(s, ':');
+	char buf[16];
+	size_t n;
+
+	if (!colon)
+		return false;
+	n = colon - s;
+	if (n == 0 || n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (!parse_uint(buf, (1UL << (32 - SPT_MINORBITS)) - 1, &maj) ||
+	    !parse_uint(colon + 1, (1UL << SPT_MINORBITS) - 1, &min))
+		return false;
+	*kdev = spt_kdev(maj, min);
+	return true;
+}
+
+void unescape_octal(char *s)
+{
+	char *w = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 4;
+		} else {
+			*w++ = *s++;
+		}
+	}
+	*w = '\0';
+}
+
+/* 36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw,errors=continue */
+bool parse_mountinfo_line(char *line, struct mountinfo_entry *e)
+{
+	char *fields[32];
+	int n = 0, sep = -1;
+	char *save = NULL, *tok;
+
+	line[strcspn(line, "\n")] = '\0';
+	for (tok = strtok_r(line, " ", &save); tok && n < 32; tok = strtok_r(NULL, " ", &save)) {
+		if (sep < 0 && n >= 6 && !strcmp(tok, "-"))
+			sep = n;
+		fields[n++] = tok;
+	}
+	if (sep < 0 || n < sep + 3)
+		return false;
+	if (sscanf(fields[2], "%u:%u", &e->major, &e->minor) != 2)
+		return false;
+	for (int i = 3; i <= 4; i++)
+		unescape_octal(fields[i]);
+	unescape_octal(fields[sep + 2]);
+	e->root = fields[3];
+	e->mountpoint = fields[4];
+	e->fstype = fields[sep + 1];
+	e->source = fields[sep + 2];
+	return true;
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "json.h"
+#include "parse.h"
+#include "report.h"
+
+const char *const spt_kind_names[SPT_KIND_MAX] = { "mmap", "write", "other" };
+
+__u64 kinds_total(const __u64 v[SPT_KIND_MAX])
+{
+	__u64 sum = 0;
+
+	for (int k = 0; k < SPT_KIND_MAX; k++)
+		sum += v[k];
+	return sum;
+}
+
+/* A stable wait is a writer (write syscall or write fault) sleeping until
+ * writeback ends; waits from fsync, msync(MS_SYNC), truncate or kernel
+ * threads are "other waits". */
+__u64 stable_waits(const __u64 waits[SPT_KIND_MAX])
+{
+	return waits[SPT_KIND_MMAP] + waits[SPT_KIND_WRITE];
+}
+
+void totals_sum(struct spt_totals *sum, const struct spt_totals *percpu, int ncpus)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (int c = 0; c < ncpus; c++) {
+		const struct spt_totals *t = &percpu[c];
+
+		for (int k = 0; k < SPT_KIND_MAX; k++) {
+			sum->violations[k] += t->violations[k];
+			sum->waits[k] += t->waits[k];
+		}
+		sum->stable_dirtied += t->stable_dirtied;
+		sum->events_lost += t->events_lost;
+		sum->agg_dropped += t->agg_dropped;
+	}
+}
+
+static int cmp_u64_desc(__u64 a, __u64 b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int cmp_proc(const void *pa, const void *pb)
+{
+	const struct proc_row *a = pa, *b = pb;
+	int c = cmp_u64_desc(kinds_total(a->s.violations), kinds_total(b->s.violations));
+
+	if (!c)
+		c = cmp_u64_desc(stable_waits(a->s.waits), stable_waits(b->s.waits));
+	if (!c)
+		c = a->pid < b->pid ? -1 : a->pid > b->pid;
+	return c;
+}
+
+static int cmp_file(const void *pa, const void *pb)
+{
+	const struct file_row *a = pa, *b = pb;
+	int c = cmp_u64_desc(kinds_total(a->s.violations), kinds_total(b->s.violations));
+
+	if (!c)
+		c = a->key.dev < b->key.dev ? -1 : a->key.dev > b->key.dev;
+	if (!c)
+		c = a->key.ino < b->key.ino ? -1 : a->key.ino > b->key.ino;
+	return c;
+}
+
+static int cmp_dev(const void *pa, const void *pb)
+{
+	const struct dev_row *a = pa, *b = pb;
+
+	return a->dev < b->dev ? -1 : a->dev > b->dev;
+}
+
+void sort_procs(struct proc_row *rows, size_t n)
+{
+	qsort(rows, n, sizeof(*rows), cmp_proc);
+}
+
+void sort_files(struct file_row *rows, size_t n)
+{
+	qsort(rows, n, sizeof(*rows), cmp_file);
+}
+
+void sort_devs(struct dev_row *rows, size_t n)
+{
+	qsort(rows, n, sizeof(*rows), cmp_dev);
+}
+
+static void json_kinds(FILE *f, const __u64 v[SPT_KIND_MAX])
+{
+	fprintf(f, "{\"mmap\":%llu,\"write\":%llu,\"other\":%llu}", (unsigned long long)v[0],
+		(unsigned long long)v[1], (unsigned long long)v[2]);
+}
+
+static void json_dev(FILE *f, __u32 dev)
+{
+	fprintf(f, "\"%u:%u\"", spt_kdev_major(dev), spt_kdev_minor(dev));
+}
+
+void print_event_header(FILE *f)
+{
+	fprintf(f, "%-15s %-5s %-16s %7s %7s %-8s %-7s %-6s %9s %8s %s\n", "TIME", "KIND", "COMM",
+		"PID", "TID", "DEVICE", "MAJ:MIN", "FS", "INO", "INDEX", "PATH");
+}
+
+void print_event_text(FILE *f, const struct event_view *v)
+{
+	const struct spt_event *e = v->e;
+	time_t secs = (time_t)v->ts;
+	struct tm tm;
+	char when[16], majmin[16];
+
+	localtime_r(&secs, &tm);
+	strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	snprintf(majmin, sizeof(majmin), "%u:%u", spt_kdev_major(e->dev), spt_kdev_minor(e->dev));
+	fprintf(f, "%s.%06ld %-5s %-16.16s %7u %7u %-8s %-7s %-6s %9llu %8llu %s\n", when,
+		(long)((v->ts - (double)secs) * 1e6), spt_kind_names[e->kind % SPT_KIND_MAX],
+		e->comm, e->pid, e->tid, v->devname ? v->devname : "?", majmin,
+		v->fstype ? v->fstype : "?", (unsigned long long)e->ino,
+		(unsigned long long)e->index, v->path ? v->path : "(path unresolved)");
+}
+
+void print_event_json(FILE *f, const struct event_view *v)
+{
+	const struct spt_event *e = v->e;
+
+	fprintf(f, "{\"type\":\"violation\",\"ts\":%.6f,\"kind\":\"%s\",\"pid\":%u,\"tid\":%u,\"comm\":",
+		v->ts, spt_kind_names[e->kind % SPT_KIND_MAX], e->pid, e->tid);
+	json_string(f, e->comm);
+	fputs(",\"cgroup\":", f);
+	json_string(f, v->cgroup);
+	fprintf(f, ",\"cgroup_id\":%llu,\"dev\":", (unsigned long long)e->cgroup_id);
+	json_dev(f, e->dev);
+	fputs(",\"devname\":", f);
+	json_string(f, v->devname);
+	fputs(",\"fstype\":", f);
+	json_string(f, v->fstype);
+	fprintf(f, ",\"ino\":%llu,\"index\":%llu,\"offset\":%llu,\"path\":",
+		(unsigned long long)e->ino, (unsigned long long)e->index,
+		(unsigned long long)e->index * 4096);
+	json_string(f, v->path);
+	fprintf(f, ",\"path_resolved\":%s}\n", v->path ? "true" : "false");
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
+{
+	const struct spt_totals *t = &s->totals;
+
+	fprintf(f, "\nTraced %.1f s. Violations: %llu (mmap %llu, write %llu, other %llu)\n",
+		s->duration_s, (unsigned long long)kinds_total(t->violations),
+		(unsigned long long)t->violations[0], (unsigned long long)t->violations[1],
+		(unsigned long long)t->violations[2]);
+	fprintf(f, "Stable waits: %llu (writers slept until writeback ended); other writeback "
+		   "waits: %llu\n",
+		(unsigned long long)stable_waits(t->waits), (unsigned long long)t->waits[2]);
+	fprintf(f, "Dirtied under writeback where the kernel then waits (stable writes): %llu\n",
+		(unsigned long long)t->stable_dirtied);
+	fprintf(f, "Events lost (counted, not streamed): %llu\n", (unsigned long long)t->events_lost);
+	if (t->agg_dropped)
+		fprintf(f, "Per-process/file table full, rows dropped (totals exact): %llu\n",
+			(unsigned long long)t->agg_dropped);
+
+	if (s->ndevs) {
+		fprintf(f, "\n%-10s %-8s %-8s %-6s %10s %10s %10s %12s\n", "DEVICE", "MAJ:MIN",
+			"FSTYPE", "STABLE", "MMAP", "WRITE", "OTHER", "STABLE_WAITS");
+		for (size_t i = 0; i < s->ndevs; i++) {
+			const struct dev_row *d = &s->devs[i];
+			char majmin[16];
+
+			snprintf(majmin, sizeof(majmin), "%u:%u", spt_kdev_major(d->dev),
+				 spt_kdev_minor(d->dev));
+			fprintf(f, "%-10s %-8s %-8s %-6s %10llu %10llu %10llu %12llu\n",
+				d->s.devname, majmin, d->s.fstype, d->s.stable ? "yes" : "no",
+				(unsigned long long)d->s.violations[0],
+				(unsigned long long)d->s.violations[1],
+				(unsigned long long)d->s.violations[2],
+				(unsigned long long)stable_waits(d->s.waits));
+		}
+	}
+	if (s->nprocs) {
+		fprintf(f, "\n%7s %-16s %10s %10s %10s %12s\n", "PID", "COMM", "MMAP", "WRITE",
+			"OTHER", "STABLE_WAITS");
+		for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
+			const struct proc_row *p = &s->procs[i];
+
+			fprintf(f, "%7u %-16.16s %10llu %10llu %10llu %12llu\n", p->pid, p->s.comm,
+				(unsigned long long)p->s.violations[0],
+				(unsigned long long)p->s.violations[1],
+				(unsigned long long)p->s.violations[2],
+				(unsigned long long)stable_waits(p->s.waits));
+		}
+	}
+	if (s->nfiles) {
+		fprintf(f, "\n%-8s %10s %10s %10s %10s  %s\n", "MAJ:MIN", "INO", "MMAP", "WRITE",
+			"OTHER", "PATH");
+		for (size_t i = 0; i < min_size(top, s->nfiles); i++) {
+			const struct file_row *r = &s->files[i];
+			char majmin[16];
+
+			snprintf(majmin, sizeof(majmin), "%u:%u", spt_kdev_major(r->key.dev),
+				 spt_kdev_minor(r->key.dev));
+			fprintf(f, "%-8s %10llu %10llu %10llu %10llu  %s\n", majmin,
+				(unsigned long long)r->key.ino,
+				(unsigned long long)r->s.violations[0],
+				(unsigned long long)r->s.violations[1],
+				(unsigned long long)r->s.violations[2],
+				r->path ? r->path : "(path unresolved)");
+		}
+	}
+}
+
+void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
+{
+	const struct spt_totals *t = &s->totals;
+
+	fprintf(f, "{\"type\":\"summary\",\"duration_s\":%.3f,\"violations\":", s->duration_s);
+	json_kinds(f, t->violations);
+	fprintf(f, ",\"violations_total\":%llu,\"stable_waits\":%llu,\"other_waits\":%llu,"
+		   "\"stable_dirtied\":%llu,\"events_lost\":%llu,\"rows_dropped\":%llu",
+		(unsigned long long)kinds_total(t->violations),
+		(unsigned long long)stable_waits(t->waits), (unsigned long long)t->waits[2],
+		(unsigned long long)t->stable_dirtied, (unsigned long long)t->events_lost,
+		(unsigned long long)t->agg_dropped);
+
+	fputs(",\"devices\":[", f);
+	for (size_t i = 0; i < s->ndevs; i++) {
+		const struct dev_row *d = &s->devs[i];
+
+		fputs(i ? ",{\"dev\":" : "{\"dev\":", f);
+		json_dev(f, d->dev);
+		fputs(",\"devname\":", f);
+		json_string(f, d->s.devname);
+		fputs(",\"fstype\":", f);
+		json_string(f, d->s.fstype);
+		fprintf(f, ",\"stable_writes\":%s,\"violations\":", d->s.stable ? "true" : "false");
+		json_kinds(f, d->s.violations);
+		fprintf(f, ",\"stable_waits\":%llu,\"other_waits\":%llu,\"stable_dirtied\":%llu}",
+			(unsigned long long)stable_waits(d->s.waits),
+			(unsigned long long)d->s.waits[2], (unsigned long long)d->s.stable_dirtied);
+	}
+	fputs("],\"top_processes\":[", f);
+	for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
+		const struct proc_row *p = &s->procs[i];
+
+		fprintf(f, "%s{\"pid\":%u,\"comm\":", i ? "," : "", p->pid);
+		json_string(f, p->s.comm);
+		fputs(",\"violations\":", f);
+		json_kinds(f, p->s.violations);
+		fprintf(f, ",\"total\":%llu,\"stable_waits\":%llu}",
+			(unsigned long long)kinds_total(p->s.violations),
+			(unsigned long long)stable_waits(p->s.waits));
+	}
+	fputs("],\"top_files\":[", f);
+	for (size_t i = 0; i < min_size(top, s->nfiles); i++) {
+		const struct file_row *r = &s->files[i];
+
+		fputs(i ? ",{\"dev\":" : "{\"dev\":", f);
+		json_dev(f, r->key.dev);
+		fprintf(f, ",\"ino\":%llu,\"path\":", (unsigned long long)r->key.ino);
+		json_string(f, r->path);
+		fputs(",\"violations\":", f);
+		json_kinds(f, r->s.violations);
+		fprintf(f, ",\"total\":%llu,\"last_pid\":%u}",
+			(unsigned long long)kinds_total(r->s.violations), r->s.last_pid);
+	}
+	fputs("]}\n", f);
+}

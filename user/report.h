@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Summary and event formatting: pure functions over data read from the maps. */
+#ifndef SPT_REPORT_H
+#define SPT_REPORT_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include "stablepage.h"
+
+extern const char *const spt_kind_names[SPT_KIND_MAX];
+
+struct dev_row {
+	__u32 dev;
+	struct spt_dev_stats s;
+};
+
+struct proc_row {
+	__u32 pid;
+	struct spt_proc_stats s;
+};
+
+struct file_row {
+	struct spt_file_key key;
+	struct spt_file_stats s;
+	char *path; /* resolved by the caller; NULL when unknown */
+};
+
+struct spt_summary {
+	double duration_s;
+	struct spt_totals totals;
+	struct dev_row *devs;
+	size_t ndevs;
+	struct proc_row *procs;
+	size_t nprocs;
+	struct file_row *files;
+	size_t nfiles;
+};
+
+/* A resolved violation, ready to print. */
+struct event_view {
+	double ts;             /* seconds since the epoch */
+	const struct spt_event *e;
+	const char *devname;   /* NULL when unknown */
+	const char *fstype;
+	const char *path;      /* NULL when it could not be resolved */
+	const char *cgroup;    /* cgroup v2 path, NULL when unknown */
+};
+
+__u64 kinds_total(const __u64 v[SPT_KIND_MAX]);
+__u64 stable_waits(const __u64 waits[SPT_KIND_MAX]);
+/* Adds the per-CPU copies of the totals. */
+void totals_sum(struct spt_totals *sum, const struct spt_totals *percpu, int ncpus);
+/* Sorts rows by total violations, then stable waits, descending; ties by key. */
+void sort_procs(struct proc_row *rows, size_t n);
+void sort_files(struct file_row *rows, size_t n);
+void sort_devs(struct dev_row *rows, size_t n);
+
+void print_event_header(FILE *f);
+void print_event_text(FILE *f, const struct event_view *v);
+void print_event_json(FILE *f, const struct event_view *v);
+void print_summary_text(FILE *f, const struct spt_summary *s, size_t top);
+void print_summary_json(FILE *f, const struct spt_summary *s, size_t top);
+
+#endif

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include "parse.h"
+#include "resolve.h"
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+/* include/linux/exportfs.h */
+#define FILEID_INO32_GEN 1
+#define FILEID_KERNFS 0xfe
+
+struct mount_info {
+	uint32_t dev;
+	char *mountpoint;
+	char *root;
+};
+
+static struct mount_info *mounts;
+static size_t nmounts;
+static bool mounts_loaded;
+static time_t mounts_loaded_at;
+
+static void free_mounts(void)
+{
+	for (size_t i = 0; i < nmounts; i++) {
+		free(mounts[i].mountpoint);
+		free(mounts[i].root);
+	}
+	free(mounts);
+	mounts = NULL;
+	nmounts = 0;
+	mounts_loaded = false;
+}
+
+static void load_mounts(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192];
+
+	free_mounts();
+	mounts_loaded = true;
+	mounts_loaded_at = time(NULL);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		struct mountinfo_entry e;
+		struct mount_info *m;
+
+		if (!parse_mountinfo_line(line, &e))
+			continue;
+		m = realloc(mounts, (nmounts + 1) * sizeof(*mounts));
+		if (!m)
+			break;
+		mounts = m;
+		mounts[nmounts].dev = spt_kdev(e.major, e.minor);
+		mounts[nmounts].mountpoint = strdup(e.mountpoint);
+		mounts[nmounts].root = strdup(e.root);
+		nmounts++;
+	}
+	fclose(f);
+}
+
+/* The mount of dev that exposes the most of it: root "/" preferred.
+ * Filesystems mounted after start are found by reloading, at most once a second. */
+static const struct mount_info *mount_of(uint32_t dev)
+{
+	const struct mount_info *best = NULL;
+	bool reloaded = false;
+
+	if (!mounts_loaded)
+		load_mounts(), reloaded = true;
+again:
+	for (size_t i = 0; i < nmounts; i++) {
+		if (mounts[i].dev != dev)
+			continue;
+		if (!best || (strcmp(best->root, "/") && !strcmp(mounts[i].root, "/")))
+			best = &mounts[i];
+	}
+	if (!best && !reloaded && time(NULL) != mounts_loaded_at) {
+		load_mounts();
+		reloaded = true;
+		goto again;
+	}
+	return best;
+}
+
+bool resolve_dev_arg(const char *arg, uint32_t *kdev)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (parse_majmin(arg, kdev)) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", spt_kdev_major(*kdev),
+			 spt_kdev_minor(*kdev));
+		return access(path, F_OK) == 0 || mount_of(*kdev);
+	}
+	if (!*arg || strchr(arg, ':'))
+		return false;
+	if (arg[0] == '/')
+		snprintf(path, sizeof(path), "%s", arg);
+	else
+		snprintf(path, sizeof(path), "/dev/%s", arg);
+	if (stat(path, &st) || !S_ISBLK(st.st_mode))
+		return false;
+	*kdev = spt_kdev(major(st.st_rdev), minor(st.st_rdev));
+	return true;
+}
+
+/* Small direct-mapped caches: names are looked up for every printed event. */
+#define CACHE_SLOTS 1024
+
+struct path_slot {
+	bool used;
+	uint32_t dev, generation;
+	uint64_t ino;
+	char *path;
+};
+static struct path_slot path_cache[CACHE_SLOTS];
+
+static char *fd_path(int fd)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+static char *lookup_path(uint32_t dev, uint64_t ino, uint32_t generation)
+{
+	const struct mount_info *m = mount_of(dev);
+	struct {
+		struct file_handle fh;
+		uint32_t ino32_gen[2];
+	} h;
+	int mfd, fd;
+	char *path = NULL;
+
+	if (!m || ino > UINT32_MAX)
+		return NULL;
+	mfd = open(m->mountpoint, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0)
+		return NULL;
+	/* FILEID_INO32_GEN is the generic export handle: ext2/3/4, xfs, vfat... */
+	h.fh.handle_bytes = sizeof(h.ino32_gen);
+	h.fh.handle_type = FILEID_INO32_GEN;
+	h.ino32_gen[0] = (uint32_t)ino;
+	h.ino32_gen[1] = generation;
+	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
+	if (fd >= 0) {
+		path = fd_path(fd);
+		close(fd);
+	}
+	close(mfd);
+	return path;
+}
+
+const char *resolve_path(uint32_t dev, uint64_t ino, uint32_t generation)
+{
+	struct path_slot *s = &path_cache[(ino * 31 + dev) % CACHE_SLOTS];
+
+	if (s->used && s->dev == dev && s->ino == ino && s->generation == generation)
+		return s->path;
+	free(s->path);
+	s->used = true;
+	s->dev = dev;
+	s->ino = ino;
+	s->generation = generation;
+	s->path = lookup_path(dev, ino, generation);
+	return s->path;
+}
+
+struct cgroup_slot {
+	bool used;
+	uint64_t id;
+	char *path;
+};
+static struct cgroup_slot cgroup_cache[CACHE_SLOTS];
+static int cgroup_root_fd = -2;
+
+static char *lookup_cgroup(uint64_t id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h;
+	char *path = NULL, *rel;
+	int fd;
+
+	if (cgroup_root_fd == -2)
+		cgroup_root_fd = open(CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cgroup_root_fd < 0)
+		return NULL;
+	h.fh.handle_bytes = sizeof(h.id);
+	h.fh.handle_type = FILEID_KERNFS;
+	h.id = id;
+	fd = open_by_handle_at(cgroup_root_fd, &h.fh, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	path = fd_path(fd);
+	close(fd);
+	if (path && !strncmp(path, CGROUP_ROOT, strlen(CGROUP_ROOT))) {
+		rel = strdup(path[strlen(CGROUP_ROOT)] ? path + strlen(CGROUP_ROOT) : "/");
+		free(path);
+		path = rel;
+	}
+	return path;
+}
+
+const char *resolve_cgroup(uint64_t id)
+{
+	struct cgroup_slot *s = &cgroup_cache[id % CACHE_SLOTS];
+
+	if (s->used && s->id == id)
+		return s->path;
+	free(s->path);
+	s->used = true;
+	s->id = id;
+	s->path = lookup_cgroup(id);
+	return s->path;
+}
+
+int open_cgroup_dir(const char *path)
+{
+	struct statfs sfs;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstatfs(fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		close(fd);
+		errno = ENOTDIR;
+		return -1;
+	}
+	return fd;
+}
+
+void resolve_cleanup(void)
+{
+	for (size_t i = 0; i < CACHE_SLOTS; i++) {
+		free(path_cache[i].path);
+		free(cgroup_cache[i].path);
+		path_cache[i] = (struct path_slot){ 0 };
+		cgroup_cache[i] = (struct cgroup_slot){ 0 };
+	}
+	free_mounts();
+	if (cgroup_root_fd >= 0)
+		close(cgroup_root_fd);
+	cgroup_root_fd = -2;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Turning kernel identities (dev, inode, cgroup id) into names users know. */
+#ifndef SPT_RESOLVE_H
+#define SPT_RESOLVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stddef.h>
+
+/* "loop0", "/dev/loop0" or "7:0" -> kernel dev. MAJ:MIN may also name a
+ * mounted filesystem's anonymous dev (btrfs). False when unknown. */
+bool resolve_dev_arg(const char *arg, uint32_t *kdev);
+
+/* Best-effort path of inode (dev, ino, generation), cached. NULL if unknown. */
+const char *resolve_path(uint32_t dev, uint64_t ino, uint32_t generation);
+
+/* cgroup v2 path ("/system.slice/foo.service") of a cgroup id, cached. */
+const char *resolve_cgroup(uint64_t cgroup_id);
+
+/* Opens a cgroup v2 directory for the cgroup filter. -1 with errno set. */
+int open_cgroup_dir(const char *path);
+
+void resolve_cleanup(void);
+
+#endif

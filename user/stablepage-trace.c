@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stablepage-trace: find writes to page-cache pages while they are under
+ * writeback, attributed to process, file and device.
+ */
+#define _GNU_SOURCE
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "parse.h"
+#include "report.h"
+#include "resolve.h"
+#include "stablepage.skel.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define MAX_FILTER_PIDS 1024
+#define MAX_FILTER_DEVS 64
+#define SYSFS_BTF "/sys/kernel/btf/vmlinux"
+
+static struct env {
+	double duration;
+	uint32_t pids[MAX_FILTER_PIDS];
+	int npids;
+	uint32_t devs[MAX_FILTER_DEVS];
+	int ndevs;
+	const char *comm;
+	const char *cgroup;
+	const char *btf_path;
+	bool quiet;
+	bool json;
+	bool verbose;
+	unsigned long top;
+} env = { .top = 10 };
+
+const char *argp_program_version = "stablepage-trace " SPT_VERSION;
+const char *argp_program_bug_address = "https://github.com/stablepage-trace/stablepage-trace/issues";
+static const char doc[] =
+	"Find writes to page-cache pages while they are under writeback.\n"
+	"\n"
+	"A violation is the first write that makes a folio dirty while PG_writeback is set on it, on a "
+	"mapping whose kernel does not wait for writeback first (no stable writes). It is counted once "
+	"per folio per writeback cycle.\n"
+	"\n"
+	"USAGE: stablepage-trace [-d SECS] [-p PID]... [--comm COMM] [--cgroup PATH] [--dev DEV]... "
+	"[-q] [--json] [--top N] [-v]\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    stablepage-trace                  # one line per violation until Ctrl-C, then a summary\n"
+	"    stablepage-trace -d 10 -q         # count for 10 s, print only the summary\n"
+	"    stablepage-trace -p 4242 -p 4243  # only these processes\n"
+	"    stablepage-trace --dev loop0      # only filesystems on /dev/loop0 (or --dev 7:0)\n"
+	"    stablepage-trace --cgroup /sys/fs/cgroup/system.slice/postgresql.service\n"
+	"    stablepage-trace --json | jq .    # one JSON object per line, summary last\n";
+
+enum {
+	OPT_COMM = 0x100,
+	OPT_CGROUP,
+	OPT_DEV,
+	OPT_JSON,
+	OPT_TOP,
+	OPT_BTF,
+};
+
+static const struct argp_option opts[] = {
+	{ "duration", 'd', "SECS", 0, "Trace for SECS (10, 10s, 2m, 500ms), then print the summary", 0 },
+	{ "pid", 'p', "PID", 0, "Only this process (thread group); repeatable", 0 },
+	{ "comm", OPT_COMM, "COMM", 0, "Only tasks whose comm is COMM", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 directory or below it", 0 },
+	{ "dev", OPT_DEV, "DEV", 0, "Only filesystems on block device NAME, /dev/NAME or MAJ:MIN; repeatable", 0 },
+	{ "quiet", 'q', NULL, 0, "No per-event lines: count in the kernel, print the summary", 0 },
+	{ "json", OPT_JSON, NULL, 0, "One JSON object per line: events, then the summary", 0 },
+	{ "top", OPT_TOP, "N", 0, "Processes and files listed in the summary (default 10)", 0 },
+	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of " SYSFS_BTF, 0 },
+	{ "verbose", 'v', NULL, 0, "Print libbpf and loader diagnostics", 0 },
+	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
+	{},
+};
+
+static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("stablepage-trace: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see --help)\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("stablepage-trace: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_RUNTIME);
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	char proc[32];
+
+	switch (key) {
+	case 'd':
+		if (!parse_duration(arg, &env.duration))
+			die_usage("invalid duration '%s': use e.g. 10, 10s, 2m or 500ms", arg);
+		break;
+	case 'p':
+		if (env.npids == MAX_FILTER_PIDS)
+			die_usage("at most %d --pid options", MAX_FILTER_PIDS);
+		if (!parse_pid(arg, &env.pids[env.npids]))
+			die_usage("invalid pid '%s': expected a positive number", arg);
+		snprintf(proc, sizeof(proc), "/proc/%u", env.pids[env.npids]);
+		if (access(proc, F_OK))
+			die_usage("no such process: %s", arg);
+		env.npids++;
+		break;
+	case OPT_COMM:
+		if (!*arg || strlen(arg) >= SPT_COMM_LEN)
+			die_usage("invalid comm '%s': 1 to %d characters", arg, SPT_COMM_LEN - 1);
+		env.comm = arg;
+		break;
+	case OPT_CGROUP:
+		env.cgroup = arg;
+		break;
+	case OPT_DEV:
+		if (env.ndevs == MAX_FILTER_DEVS)
+			die_usage("at most %d --dev options", MAX_FILTER_DEVS);
+		if (!resolve_dev_arg(arg, &env.devs[env.ndevs]))
+			die_usage("unknown device '%s': give a block device name (loop0), its /dev path "
+				  "or MAJ:MIN (see lsblk)", arg);
+		env.ndevs++;
+		break;
+	case 'q':
+		env.quiet = true;
+		break;
+	case OPT_JSON:
+		env.json = true;
+		break;
+	case OPT_TOP:
+		if (!parse_uint(arg, 100000, &env.top))
+			die_usage("invalid --top '%s': expected a number", arg);
+		break;
+	case OPT_BTF:
+		env.btf_path = arg;
+		break;
+	case 'v':
+		env.verbose = true;
+		break;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		die_usage("unexpected argument '%s'", arg);
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (!env.verbose && level != LIBBPF_WARN)
+		return 0;
+	if (!env.verbose)
+		return 0; /* failures are reported in one line by the caller */
+	return vfprintf(stderr, fmt, args);
+}
+
+static void verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void verbose(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!env.verbose)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+/* CAP_PERFMON (38), CAP_BPF (39) or CAP_SYS_ADMIN (21) in the effective set. */
+static bool have_bpf_caps(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	unsigned long long eff = 0;
+	char line[256];
+
+	if (!f)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return (eff & (1ULL << 21)) || ((eff & (1ULL << 38)) && (eff & (1ULL << 39)));
+}
+
+/* The tracepoints this mode needs, checked in the kernel's BTF so a missing
+ * one is named instead of surfacing as a libbpf attach error. */
+static const struct {
+	const char *btf_name;
+	const char *tracepoint;
+	const char *since;
+} required_tracepoints[] = {
+	{ "btf_trace_writeback_dirty_folio", "writeback:writeback_dirty_folio", "5.16" },
+	{ "btf_trace_folio_wait_writeback", "writeback:folio_wait_writeback", "5.16" },
+};
+
+static void check_kernel(void)
+{
+	const char *path = env.btf_path ? env.btf_path : SYSFS_BTF;
+	struct btf *btf;
+
+	if (access(path, R_OK))
+		die("no kernel BTF at %s: needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, or "
+		    "--btf FILE", path);
+	btf = btf__parse(path, NULL);
+	if (!btf)
+		die("cannot parse BTF in %s: %s", path, strerror(errno));
+	for (size_t i = 0; i < sizeof(required_tracepoints) / sizeof(required_tracepoints[0]); i++)
+		if (btf__find_by_name_kind(btf, required_tracepoints[i].btf_name, BTF_KIND_TYPEDEF) < 0) {
+			btf__free(btf);
+			die("the kernel lacks tracepoint %s (added in Linux %s)",
+			    required_tracepoints[i].tracepoint, required_tracepoints[i].since);
+		}
+	btf__free(btf);
+}
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+struct dev_name {
+	uint32_t dev;
+	bool known;
+	char devname[SPT_DEVNAME_LEN];
+	char fstype[SPT_FSTYPE_LEN];
+};
+
+static struct ctx {
+	struct stablepage_bpf *skel;
+	double realtime_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, seconds */
+	struct dev_name names[MAX_FILTER_DEVS * 4];
+	size_t nnames;
+	unsigned long long streamed;
+} ctx;
+
+static double clock_s(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static const struct dev_name *dev_name_of(uint32_t dev)
+{
+	struct spt_dev_stats ds;
+	struct dev_name *n;
+
+	for (size_t i = 0; i < ctx.nnames; i++)
+		if (ctx.names[i].dev == dev)
+			return &ctx.names[i];
+	if (bpf_map__lookup_elem(ctx.skel->maps.dev_stats, &dev, sizeof(dev), &ds, sizeof(ds), 0))
+		return NULL;
+	n = &ctx.names[ctx.nnames < sizeof(ctx.names) / sizeof(ctx.names[0]) ? ctx.nnames++ : 0];
+	n->dev = dev;
+	n->known = true;
+	memcpy(n->devname, ds.devname, sizeof(n->devname));
+	memcpy(n->fstype, ds.fstype, sizeof(n->fstype));
+	return n;
+}
+
+static int handle_event(void *unused, void *data, size_t size)
+{
+	const struct spt_event *e = data;
+	const struct dev_name *n;
+	struct event_view v = { .e = e };
+
+	(void)unused;
+	if (size < sizeof(*e))
+		return 0;
+	n = dev_name_of(e->dev);
+	v.ts = e->ts_ns / 1e9 + ctx.realtime_offset;
+	v.devname = n ? n->devname : NULL;
+	v.fstype = n ? n->fstype : NULL;
+	v.path = resolve_path(e->dev, e->ino, e->generation);
+	v.cgroup = resolve_cgroup(e->cgroup_id);
+	if (env.json)
+		print_event_json(stdout, &v);
+	else
+		print_event_text(stdout, &v);
+	ctx.streamed++;
+	return 0;
+}
+
+static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct spt_totals *percpu;
+	__u32 zero = 0;
+	int err;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc(ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(skel->maps.totals, &zero, sizeof(zero), percpu,
+				   sizeof(*percpu) * ncpus, 0);
+	if (!err)
+		totals_sum(&s->totals, percpu, ncpus);
+	free(percpu);
+	if (err)
+		return err;
+
+#define READ_ROWS(map, rows, n, keyfield, valfield)                                               \
+	do {                                                                                       \
+		size_t cap = bpf_map__max_entries(map);                                            \
+		void *prev = NULL;                                                                 \
+		rows = calloc(cap, sizeof(*rows));                                                 \
+		if (!rows)                                                                         \
+			return -ENOMEM;                                                            \
+		while (n < cap && !bpf_map__get_next_key(map, prev, &rows[n].keyfield,             \
+							 sizeof(rows[n].keyfield))) {              \
+			if (!bpf_map__lookup_elem(map, &rows[n].keyfield, sizeof(rows[n].keyfield), \
+						  &rows[n].valfield, sizeof(rows[n].valfield), 0))   \
+				prev = &rows[n++].keyfield;                                        \
+			else                                                                       \
+				break;                                                             \
+		}                                                                                  \
+	} while (0)
+
+	READ_ROWS(skel->maps.dev_stats, s->devs, s->ndevs, dev, s);
+	READ_ROWS(skel->maps.proc_stats, s->procs, s->nprocs, pid, s);
+	READ_ROWS(skel->maps.file_stats, s->files, s->nfiles, key, s);
+#undef READ_ROWS
+	sort_devs(s->devs, s->ndevs);
+	sort_procs(s->procs, s->nprocs);
+	sort_files(s->files, s->nfiles);
+	for (size_t i = 0; i < s->nfiles && i < env.top; i++) {
+		const char *p = resolve_path(s->files[i].key.dev, s->files[i].key.ino,
+					     s->files[i].s.generation);
+
+		s->files[i].path = p ? strdup(p) : NULL;
+	}
+	return 0;
+}
+
+static void free_summary(struct spt_summary *s)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		free(s->files[i].path);
+	free(s->devs);
+	free(s->procs);
+	free(s->files);
+}
+
+static int setup_filters(struct stablepage_bpf *skel, int cgroup_fd)
+{
+	__u8 one = 1;
+	__u32 zero = 0;
+	int err;
+
+	for (int i = 0; i < env.npids; i++) {
+		err = bpf_map__update_elem(skel->maps.pid_filter, &env.pids[i], sizeof(__u32), &one,
+					   sizeof(one), BPF_ANY);
+		if (err)
+			return err;
+	}
+	for (int i = 0; i < env.ndevs; i++) {
+		err = bpf_map__update_elem(skel->maps.dev_filter, &env.devs[i], sizeof(__u32), &one,
+					   sizeof(one), BPF_ANY);
+		if (err)
+			return err;
+	}
+	if (cgroup_fd >= 0)
+		return bpf_map__update_elem(skel->maps.cgroup_filter, &zero, sizeof(zero),
+					    &cgroup_fd, sizeof(cgroup_fd), BPF_ANY);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
+	struct stablepage_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	struct spt_summary summary = {};
+	double start, deadline;
+	int cgroup_fd = -1, err, ret = EXIT_RUNTIME;
+
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return EXIT_USAGE;
+	if (env.cgroup) {
+		cgroup_fd = open_cgroup_dir(env.cgroup);
+		if (cgroup_fd < 0)
+			die_usage("cgroup '%s': %s; give a cgroup v2 directory under /sys/fs/cgroup",
+				  env.cgroup, errno == ENOTDIR ? "not a cgroup v2 directory" :
+								 strerror(errno));
+	}
+	if (!have_bpf_caps())
+		die("needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs: run it with sudo");
+	check_kernel();
+	libbpf_set_print(libbpf_print);
+
+	open_opts.btf_custom_path = env.btf_path;
+	skel = stablepage_bpf__open_opts(&open_opts);
+	if (!skel) {
+		fprintf(stderr, "stablepage-trace: cannot open the BPF object: %s (-v for details)\n",
+			strerror(errno));
+		goto cleanup;
+	}
+	skel->rodata->filter_pid = env.npids > 0;
+	skel->rodata->filter_dev = env.ndevs > 0;
+	skel->rodata->filter_cgroup = cgroup_fd >= 0;
+	skel->rodata->stream_events = !env.quiet;
+	if (env.comm) {
+		skel->rodata->filter_comm = true;
+		strncpy((char *)skel->rodata->target_comm, env.comm, SPT_COMM_LEN - 1);
+	}
+
+	err = stablepage_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "stablepage-trace: the kernel rejected the BPF programs: %s "
+				"(-v shows the verifier log)\n", strerror(-err));
+		goto cleanup;
+	}
+	err = setup_filters(skel, cgroup_fd);
+	if (err) {
+		fprintf(stderr, "stablepage-trace: cannot set filters: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = stablepage_bpf__attach(skel);
+	if (err) {
+		fprintf(stderr, "stablepage-trace: cannot attach to the writeback tracepoints: %s "
+				"(-v for details)\n", strerror(-err));
+		goto cleanup;
+	}
+	ctx.skel = skel;
+	if (!env.quiet) {
+		rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_event, NULL, NULL);
+		if (!rb) {
+			fprintf(stderr, "stablepage-trace: cannot open the ring buffer: %s\n",
+				strerror(errno));
+			goto cleanup;
+		}
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	ctx.realtime_offset = clock_s(CLOCK_REALTIME) - clock_s(CLOCK_MONOTONIC);
+	start = clock_s(CLOCK_MONOTONIC);
+	deadline = env.duration > 0 ? start + env.duration : 0;
+	verbose("attach mode: tracepoint (tp_btf writeback_dirty_folio, folio_wait_writeback)\n");
+	fprintf(stderr, "Tracing writes to pages under writeback%s. %s\n",
+		env.quiet ? " (summary only)" : "",
+		deadline ? "Ctrl-C ends early." : "Hit Ctrl-C to end.");
+	if (!env.quiet && !env.json)
+		print_event_header(stdout);
+	fflush(stdout);
+
+	while (!exiting) {
+		double now = clock_s(CLOCK_MONOTONIC);
+		int timeout_ms = 100;
+
+		if (deadline) {
+			if (now >= deadline)
+				break;
+			if ((deadline - now) * 1000 < timeout_ms)
+				timeout_ms = (int)((deadline - now) * 1000) + 1;
+		}
+		if (rb) {
+			err = ring_buffer__poll(rb, timeout_ms);
+			if (err < 0 && err != -EINTR) {
+				fprintf(stderr, "stablepage-trace: ring buffer poll: %s\n",
+					strerror(-err));
+				goto cleanup;
+			}
+			fflush(stdout);
+		} else {
+			usleep(timeout_ms * 1000);
+		}
+	}
+	if (rb)
+		ring_buffer__consume(rb);
+
+	summary.duration_s = clock_s(CLOCK_MONOTONIC) - start;
+	err = read_summary(skel, &summary);
+	if (err) {
+		fprintf(stderr, "stablepage-trace: cannot read the counters: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if (env.json)
+		print_summary_json(stdout, &summary, env.top);
+	else
+		print_summary_text(stdout, &summary, env.top);
+	fflush(stdout);
+	verbose("events streamed: %llu\n", ctx.streamed);
+	ret = 0;
+
+cleanup:
+	free_summary(&summary);
+	ring_buffer__free(rb);
+	stablepage_bpf__destroy(skel);
+	if (cgroup_fd >= 0)
+		close(cgroup_fd);
+	resolve_cleanup();
+	return ret;
+}
