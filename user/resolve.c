@@ -15,7 +15,6 @@
 #include "parse.h"
 #include "resolve.h"
 
-#define CGROUP_ROOT "/sys/fs/cgroup"
 /* include/linux/exportfs.h */
 #define FILEID_INO32_GEN 1
 #define FILEID_KERNFS 0xfe
@@ -24,6 +23,7 @@ struct mount_info {
 	uint32_t dev;
 	char *mountpoint;
 	char *root;
+	bool cgroup2;
 };
 
 static struct mount_info *mounts;
@@ -66,6 +66,7 @@ static void load_mounts(void)
 		mounts[nmounts].dev = spt_kdev(e.major, e.minor);
 		mounts[nmounts].mountpoint = strdup(e.mountpoint);
 		mounts[nmounts].root = strdup(e.root);
+		mounts[nmounts].cgroup2 = !strcmp(e.fstype, "cgroup2");
 		nmounts++;
 	}
 	fclose(f);
@@ -192,7 +193,10 @@ struct cgroup_slot {
 };
 static struct cgroup_slot cgroup_cache[CACHE_SLOTS];
 static int cgroup_root_fd = -2;
+static char *cgroup_root;
 
+/* bpf_get_current_cgroup_id() is the cgroup v2 id: a kernfs node id, which
+ * open_by_handle_at() on any cgroup2 mount turns back into a directory. */
 static char *lookup_cgroup(uint64_t id)
 {
 	struct {
@@ -200,10 +204,20 @@ static char *lookup_cgroup(uint64_t id)
 		uint64_t id;
 	} h;
 	char *path = NULL, *rel;
+	size_t rootlen;
 	int fd;
 
-	if (cgroup_root_fd == -2)
-		cgroup_root_fd = open(CGROUP_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (id == 1) /* the cgroup v2 root, also when cgroup2 is not mounted */
+		return strdup("/");
+	if (cgroup_root_fd == -2) {
+		if (!mounts_loaded)
+			load_mounts();
+		for (size_t i = 0; i < nmounts && !cgroup_root; i++)
+			if (mounts[i].cgroup2 && !strcmp(mounts[i].root, "/"))
+				cgroup_root = strdup(mounts[i].mountpoint);
+		cgroup_root_fd = cgroup_root ? open(cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+					     : -1;
+	}
 	if (cgroup_root_fd < 0)
 		return NULL;
 	h.fh.handle_bytes = sizeof(h.id);
@@ -214,8 +228,9 @@ static char *lookup_cgroup(uint64_t id)
 		return NULL;
 	path = fd_path(fd);
 	close(fd);
-	if (path && !strncmp(path, CGROUP_ROOT, strlen(CGROUP_ROOT))) {
-		rel = strdup(path[strlen(CGROUP_ROOT)] ? path + strlen(CGROUP_ROOT) : "/");
+	rootlen = strlen(cgroup_root);
+	if (path && !strncmp(path, cgroup_root, rootlen)) {
+		rel = strdup(path[rootlen] ? path + rootlen : "/");
 		free(path);
 		path = rel;
 	}
@@ -262,4 +277,6 @@ void resolve_cleanup(void)
 	if (cgroup_root_fd >= 0)
 		close(cgroup_root_fd);
 	cgroup_root_fd = -2;
+	free(cgroup_root);
+	cgroup_root = NULL;
 }

@@ -504,6 +504,8 @@ int main(int argc, char **argv)
 			usleep(timeout_ms * 1000);
 		}
 	}
+	/* Detach first so the summary is one consistent snapshot. */
+	stablepage_bpf__detach(skel);
 	if (rb)
 		ring_buffer__consume(rb);
 
