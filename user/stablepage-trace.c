@@ -70,6 +70,7 @@ enum {
 	OPT_JSON,
 	OPT_TOP,
 	OPT_BTF,
+	OPT_USAGE,
 };
 
 static const struct argp_option opts[] = {
@@ -83,6 +84,10 @@ static const struct argp_option opts[] = {
 	{ "top", OPT_TOP, "N", 0, "Processes and files listed in the summary (default 10)", 0 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of " SYSFS_BTF, 0 },
 	{ "verbose", 'v', NULL, 0, "Print libbpf and loader diagnostics", 0 },
+	/* Our own, not argp's: ARGP_NO_ERRS (one-line errors) would make argp's return. */
+	{ "help", '?', NULL, 0, "Give this help list", -1 },
+	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
+	{ "version", 'V', NULL, 0, "Print program version", -1 },
 	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
 	{},
 };
@@ -165,10 +170,21 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		env.verbose = true;
 		break;
 	case 'h':
-		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
-		break;
+	case '?':
+		argp_help(state->root_argp, stdout, ARGP_HELP_STD_HELP, "stablepage-trace");
+		exit(EXIT_SUCCESS);
+	case OPT_USAGE:
+		argp_help(state->root_argp, stdout, ARGP_HELP_USAGE, "stablepage-trace");
+		exit(EXIT_SUCCESS);
+	case 'V':
+		printf("%s\n", argp_program_version);
+		exit(EXIT_SUCCESS);
 	case ARGP_KEY_ARG:
 		die_usage("unexpected argument '%s'", arg);
+	case ARGP_KEY_ERROR:
+		/* ARGP_NO_ERRS: argp's own message takes three lines; ours takes one. */
+		die_usage("unknown option or missing value: '%s'",
+			  state->argv[state->next > 1 ? state->next - 1 : 0]);
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -411,7 +427,7 @@ int main(int argc, char **argv)
 	double start, deadline;
 	int cgroup_fd = -1, err, ret = EXIT_RUNTIME;
 
-	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	err = argp_parse(&argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP, NULL, NULL);
 	if (err)
 		return EXIT_USAGE;
 	if (env.cgroup) {

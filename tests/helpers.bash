@@ -1,0 +1,94 @@
+# Shared helpers for the bats suites: real loop devices, real filesystems,
+# the real tracer. Everything created is recorded and undone in teardown.
+ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+BUILD=${SPT_BUILD:-$ROOT/build}
+SPT=$BUILD/stablepage-trace
+WAC=$BUILD/wac
+
+load /usr/lib/bats/bats-support/load.bash
+load /usr/lib/bats/bats-assert/load.bash
+
+CLEANUP_FILE=""
+
+spt_setup() {
+	CLEANUP_FILE=$BATS_TEST_TMPDIR/cleanup
+	: > "$CLEANUP_FILE"
+}
+
+# Runs in reverse order of creation.
+spt_teardown() {
+	[ -n "${TRACER_PID:-}" ] && kill -INT "$TRACER_PID" 2>/dev/null && wait "$TRACER_PID" 2>/dev/null
+	[ -f "$CLEANUP_FILE" ] || return 0
+	tac "$CLEANUP_FILE" | while read -r cmd; do eval "$cmd" || true; done
+	rm -f "$CLEANUP_FILE"
+}
+
+on_cleanup() {
+	echo "$*" >> "$CLEANUP_FILE"
+}
+
+# make_fs FSTYPE [stable] -> sets MNT, LOOP (/dev/loopN), DEV (MAJ:MIN of the fs)
+make_fs() {
+	local fstype=$1 stable=${2:-} img name
+	img=$(mktemp -p "$BATS_TEST_TMPDIR" "$fstype.XXXX.img")
+	truncate -s 512M "$img"
+	LOOP=$(losetup -f --show "$img")
+	on_cleanup "losetup -d $LOOP"
+	name=${LOOP#/dev/}
+	if [ -n "$stable" ]; then
+		local old
+		old=$(cat /sys/block/"$name"/queue/stable_writes)
+		echo 1 > /sys/block/"$name"/queue/stable_writes
+		on_cleanup "echo $old > /sys/block/$name/queue/stable_writes"
+	fi
+	case $fstype in
+	ext4) mkfs.ext4 -q -F "$LOOP" ;;
+	xfs) mkfs.xfs -q -f "$LOOP" ;;
+	btrfs) mkfs.btrfs -q -f "$LOOP" >/dev/null ;;
+	*) mkfs -t "$fstype" "$LOOP" >/dev/null ;;
+	esac
+	MNT=$(mktemp -d -p "$BATS_TEST_TMPDIR" "mnt-$fstype.XXXX")
+	mount "$LOOP" "$MNT"
+	on_cleanup "umount $MNT"
+	DEV=$(mountpoint -d "$MNT")
+}
+
+# start_tracer ARGS... : starts the tracer in the background, waits until attached.
+start_tracer() {
+	TRACE_OUT=$BATS_TEST_TMPDIR/trace.out
+	TRACE_ERR=$BATS_TEST_TMPDIR/trace.err
+	"$SPT" "$@" > "$TRACE_OUT" 2> "$TRACE_ERR" &
+	TRACER_PID=$!
+	for _ in $(seq 200); do
+		grep -q '^Tracing' "$TRACE_ERR" && return 0
+		kill -0 "$TRACER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "tracer did not attach:" >&2
+	cat "$TRACE_ERR" >&2
+	return 1
+}
+
+# stop_tracer: SIGINT, then the tracer must print its summary and exit 0.
+stop_tracer() {
+	kill -INT "$TRACER_PID"
+	local rc=0
+	wait "$TRACER_PID" || rc=$?
+	TRACER_PID=
+	[ "$rc" -eq 0 ] || { echo "tracer exited $rc" >&2; cat "$TRACE_ERR" >&2; return 1; }
+}
+
+summary() {
+	tail -n 1 "$TRACE_OUT" | jq -c "$@"
+}
+
+# events JQ-FILTER: the violation events, filtered by jq.
+events() {
+	grep '"type":"violation"' "$TRACE_OUT" | jq -c "$@"
+}
+
+# No program of ours may stay loaded once the tracer is gone.
+assert_detached() {
+	run bash -c "bpftool prog show | grep -E 'tp_writeback_di|tp_folio_wait_w'"
+	assert_failure
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# The real programs on the running kernel, real filesystems on loop devices.
+load helpers
+
+setup() { spt_setup; }
+teardown() { spt_teardown; }
+
+# run_wac PROFILE FILE [SECS]: runs the reproducer, sets WAC_PID.
+run_wac() {
+	"$WAC" -p "$1" -d "${3:-3}" "$2" > "$BATS_TEST_TMPDIR/wac.out" &
+	WAC_PID=$!
+	wait "$WAC_PID"
+}
+
+# check_attributed KIND FILE: the violations of KIND are the reproducer's,
+# on our device, inode and path, and the summary agrees.
+check_attributed() {
+	local kind=$1 file=$2 ino
+	ino=$(stat -c %i "$file")
+	[ "$(summary ".violations.$kind")" -gt 0 ]
+	[ "$(events "select(.kind == \"$kind\" and .pid == $WAC_PID)" | wc -l)" -gt 0 ]
+	# Every event on our device is attributed to the reproducer and its file.
+	run events -r "select(.dev == \"$DEV\") | [.kind, .pid, .comm, .ino, .path, .devname] | @tsv"
+	assert_success
+	while IFS=$'\t' read -r k pid comm eino path devname; do
+		[ "$k" = "$kind" ] && [ "$pid" = "$WAC_PID" ] && [ "$comm" = wac ] &&
+			[ "$eino" = "$ino" ] && [ "$path" = "$file" ] && [ "$devname" = "${LOOP#/dev/}" ] ||
+			{ echo "misattributed: $k $pid $comm $eino $path $devname"; return 1; }
+	done <<< "$output"
+	[ "$(summary ".top_processes[0].pid")" = "$WAC_PID" ]
+	[ "$(summary -r ".top_files[0].path")" = "$file" ]
+	[ "$(summary -r ".devices[] | select(.dev == \"$DEV\") | .violations.$kind")" -gt 0 ]
+}
+
+# trace_profile FSTYPE PROFILE KIND: one filesystem, one profile, checks attribution.
+trace_profile() {
+	make_fs "$1"
+	start_tracer --json --dev "$LOOP"
+	run_wac "$2" "$MNT/f"
+	stop_tracer
+	check_attributed "$3" "$MNT/f"
+	assert_detached
+}
+
+@test "ext4: the mmap profile yields mmap violations, attributed" {
+	trace_profile ext4 B mmap
+}
+
+@test "ext4: the write() profile yields write violations, attributed" {
+	trace_profile ext4 A write
+}
+
+@test "xfs: the mmap profile yields mmap violations, attributed" {
+	trace_profile xfs B mmap
+}
+
+@test "xfs: the write() profile yields write violations, attributed" {
+	trace_profile xfs A write
+}
+
+@test "btrfs: mmap and write() profiles yield 0 violations (btrfs keeps pages stable)" {
+	make_fs btrfs
+	start_tracer --json -q --dev "$DEV"
+	run_wac B "$MNT/f"
+	run_wac A "$MNT/g"
+	stop_tracer
+	[ "$(summary .violations_total)" -eq 0 ]
+	# The workload did run into writeback: the writers waited.
+	[ "$(summary .stable_waits)" -gt 0 ]
+}
+
+@test "ext4 with queue/stable_writes=1 before mount: 0 violations, stable waits > 0" {
+	make_fs ext4 stable
+	start_tracer --json -q --dev "$LOOP"
+	run_wac B "$MNT/f"
+	run_wac A "$MNT/g"
+	stop_tracer
+	[ "$(summary .violations_total)" -eq 0 ]
+	[ "$(summary .stable_waits)" -gt 0 ]
+	[ "$(summary -r ".devices[] | select(.dev == \"$DEV\") | .stable_writes")" = true ]
+	# page_mkwrite dirtied folios under writeback, then waited: seen, not counted.
+	[ "$(summary .stable_dirtied)" -gt 0 ]
+}
+
+@test "--pid keeps only the chosen process" {
+	make_fs ext4
+	"$WAC" -p A -d 5 "$MNT/other" > /dev/null &
+	local other=$!
+	sleep 0.5
+	"$WAC" -p A -d 4 "$MNT/mine" > /dev/null &
+	local mine=$!
+	start_tracer --json --pid "$mine"
+	wait "$mine" "$other"
+	stop_tracer
+	[ "$(summary .violations.write)" -gt 0 ]
+	[ "$(events "select(.pid != $mine)" | wc -l)" -eq 0 ]
+	[ "$(summary "[.top_processes[].pid] == [$mine]")" = true ]
+}
+
+@test "--dev keeps only the chosen device" {
+	make_fs ext4
+	local dev1=$DEV loop1=$LOOP mnt1=$MNT
+	make_fs ext4
+	start_tracer --json --dev "$loop1"
+	"$WAC" -p A -d 3 "$mnt1/f" > /dev/null &
+	local w1=$!
+	"$WAC" -p A -d 3 "$MNT/f" > /dev/null &
+	wait "$w1" $!
+	stop_tracer
+	[ "$(summary .violations.write)" -gt 0 ]
+	[ "$(events "select(.dev != \"$dev1\")" | wc -l)" -eq 0 ]
+	[ "$(summary "[.devices[].dev] == [\"$dev1\"]")" = true ]
+}
+
+@test "--comm keeps only tasks with that comm" {
+	make_fs ext4
+	cp "$WAC" "$BATS_TEST_TMPDIR/otherwac"
+	"$BATS_TEST_TMPDIR/otherwac" -p A -d 4 "$MNT/g" > /dev/null &
+	local other=$!
+	start_tracer --json --comm wac --dev "$LOOP"
+	run_wac A "$MNT/f"
+	wait "$other"
+	stop_tracer
+	[ "$(summary .violations.write)" -gt 0 ]
+	[ "$(events 'select(.comm != "wac")' | wc -l)" -eq 0 ]
+}
+
+@test "--json: every line is one JSON object, events then one summary with the stable keys" {
+	make_fs ext4
+	start_tracer --json --dev "$LOOP"
+	run_wac C "$MNT/f" 2
+	stop_tracer
+	run jq -e -s 'length > 1' "$TRACE_OUT"
+	assert_success
+	# Every line parses on its own as one object (-R: each raw line, parsed alone).
+	run jq -R -e 'fromjson | type == "object"' "$TRACE_OUT"
+	assert_success
+	refute_output --partial false
+	[ "$(jq -r .type "$TRACE_OUT" | sort -u | tr '\n' ' ')" = "summary violation " ]
+	[ "$(tail -n1 "$TRACE_OUT" | jq -r .type)" = summary ]
+	run events -e 'has("ts") and has("kind") and has("pid") and has("tid") and has("comm") and
+		has("cgroup") and has("dev") and has("devname") and has("fstype") and has("ino") and
+		has("index") and has("path")'
+	assert_success
+	refute_output --partial false
+	summary -e 'has("duration_s") and (.violations | has("mmap") and has("write") and has("other"))
+		and has("stable_waits") and has("events_lost") and has("top_processes") and has("top_files")'
+	# Nothing lost at this rate, so the stream holds exactly what was counted.
+	[ "$(summary .events_lost)" -eq 0 ]
+	[ "$(events . | wc -l)" -eq "$(summary .violations_total)" ]
+}
+
+@test "-q prints the summary only; SIGTERM also ends with a summary and detaches" {
+	make_fs ext4
+	start_tracer -q --dev "$LOOP"
+	run_wac A "$MNT/f" 2
+	kill -TERM "$TRACER_PID"
+	wait "$TRACER_PID"
+	TRACER_PID=
+	run cat "$TRACE_OUT"
+	assert_output --regexp 'Violations: [1-9][0-9]* \(mmap 0, write [1-9]'
+	refute_output --partial 'KIND'
+	assert_detached
+}
+
+@test "-d ends the trace by itself" {
+	run "$SPT" -d 1 -q
+	assert_success
+	assert_output --partial 'Traced 1.0 s'
+}
