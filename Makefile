@@ -80,7 +80,8 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory all unit
 	$(Q)tests/run.sh $(OUTPUT)
 
-bench: deps
+bench:
+	$(Q)tools/install-deps.sh bpftrace time
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench.sh $(OUTPUT)
 

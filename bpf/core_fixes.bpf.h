@@ -19,11 +19,16 @@ struct folio___flags_ulong {
 	unsigned long flags;
 } __attribute__((preserve_access_index));
 
+/*
+ * Hot path: runs on every clean->dirty transition. @folio is a BTF pointer
+ * (tp_btf/fentry argument), so read it directly: a plain load with exception
+ * fixup, not a bpf_probe_read_kernel() helper call.
+ */
 static __always_inline unsigned long folio_flags_word(struct folio *folio)
 {
 	if (bpf_core_type_exists(memdesc_flags_t))
-		return BPF_CORE_READ(folio, flags.f);
-	return BPF_CORE_READ((struct folio___flags_ulong *)folio, flags);
+		return folio->flags.f;
+	return ((struct folio___flags_ulong *)folio)->flags;
 }
 
 /*

@@ -150,6 +150,30 @@ trace_profile() {
 	[ "$(events . | wc -l)" -eq "$(summary .violations_total)" ]
 }
 
+@test "a throttled consumer loses events, counts them exactly, and loses no count" {
+	make_fs ext4
+	# The tracer's stdout is a FIFO that nobody reads while the workload runs:
+	# the pipe fills, the consumer blocks, the ring buffer overflows.
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	local hold
+	exec {hold}<> "$BATS_TEST_TMPDIR/fifo"
+	TRACE_OUT=$BATS_TEST_TMPDIR/trace.out TRACE_ERR=$BATS_TEST_TMPDIR/trace.err
+	"$SPT" --json --dev "$LOOP" > "$BATS_TEST_TMPDIR/fifo" 2> "$TRACE_ERR" &
+	TRACER_PID=$!
+	for _ in $(seq 200); do grep -q '^Tracing' "$TRACE_ERR" && break; sleep 0.1; done
+	run_wac A "$MNT/f" 3
+	kill -INT "$TRACER_PID"
+	cat "$BATS_TEST_TMPDIR/fifo" > "$TRACE_OUT" {hold}<&- &
+	local reader=$!
+	exec {hold}<&-
+	wait "$TRACER_PID"
+	TRACER_PID=
+	wait "$reader"
+	[ "$(summary .events_lost)" -gt 0 ]
+	[ "$(events . | wc -l)" -eq "$(summary '.violations_total - .events_lost')" ]
+	[ "$(summary .violations.write)" -eq "$(summary '[.devices[].violations.write] | add')" ]
+}
+
 @test "-q prints the summary only; SIGTERM also ends with a summary and detaches" {
 	make_fs ext4
 	start_tracer -q --dev "$LOOP"

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Installs exactly the Debian packages stablepage-trace needs to build, demo and
-# test. Idempotent: does nothing (not even apt-get update) when all are present.
+# test, plus any named as arguments (make bench adds bpftrace and time).
+# Idempotent: does nothing (not even apt-get update) when all are present.
 set -eu
 
 PACKAGES="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
-e2fsprogs xfsprogs btrfs-progs util-linux mount bats bats-assert bats-support jq"
+e2fsprogs xfsprogs btrfs-progs util-linux mount bats bats-assert bats-support jq
+$*"
 
 missing=""
 for p in $PACKAGES; do

@@ -509,7 +509,11 @@ int main(int argc, char **argv)
 				timeout_ms = (int)((deadline - now) * 1000) + 1;
 		}
 		if (rb) {
+			/* The BPF side wakes us only when the ring fills up (no
+			 * wakeup per event): drain it after every timeout too. */
 			err = ring_buffer__poll(rb, timeout_ms);
+			if (err >= 0)
+				err = ring_buffer__consume(rb);
 			if (err < 0 && err != -EINTR) {
 				fprintf(stderr, "stablepage-trace: ring buffer poll: %s\n",
 					strerror(-err));

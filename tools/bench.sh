@@ -1,0 +1,154 @@
+#!/bin/bash
+# make bench: what tracing costs the traced workload. Profiles A (write) and B
+# (mmap) of the wac reproducer on a scratch loop-backed ext4, each under four
+# configurations measured side by side, interleaved (the order rotates every
+# repetition) and repeated:
+#   none     no tracer
+#   quiet    stablepage-trace -q          (aggregate in the kernel only)
+#   json     stablepage-trace --json      (every event streamed; to a tmpfs file
+#                                          so the summary can be read back)
+#   bpftrace the peer a user would reach for, where bpftrace is installed
+# Prints medians and ratios to "none" from this one run. Asserts no timing.
+# Environment: BENCH_REPS (default 5), BENCH_SECS (default 3), BENCH_THREADS (4).
+set -euo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "bench: needs root: sudo make bench" >&2; exit 1; }
+reps=${BENCH_REPS:-5} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
+spt=$build/stablepage-trace wac=$build/wac
+
+work=$(mktemp -d /tmp/stablepage-bench.XXXX)
+shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
+loop= mnt=$work/mnt tracer= tracefs_mounted= stats_old=$(sysctl -n kernel.bpf_stats_enabled)
+cleanup() {
+	[ -n "$tracer" ] && pkill -INT -P "$tracer" && wait "$tracer" 2>/dev/null || true
+	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
+	[ -n "$tracefs_mounted" ] && umount /sys/kernel/tracing
+	mountpoint -q "$mnt" && umount "$mnt"
+	[ -n "$loop" ] && losetup -d "$loop"
+	rm -rf "$work" "$shm"
+}
+trap cleanup EXIT
+trap 'echo "bench: failed at line $LINENO (exit $?)" >&2' ERR
+
+truncate -s 1G "$work/disk.img"
+loop=$(losetup -f --show "$work/disk.img")
+mkfs.ext4 -q "$loop"
+mkdir "$mnt"
+mount "$loop" "$mnt"
+sysctl -qw kernel.bpf_stats_enabled=1
+
+configs="none quiet json"
+if command -v bpftrace > /dev/null; then
+	# bpftrace's tracepoint probes need tracefs for the event formats.
+	if ! [ -d /sys/kernel/tracing/events ]; then
+		mount -t tracefs nodev /sys/kernel/tracing && tracefs_mounted=1
+	fi
+	configs="$configs bpftrace"
+fi
+
+# Classic tracepoint args carry only (name, ino, index): bpftrace 0.17 cannot
+# reach the folio to test PG_writeback, and has no raw tracepoints. So the
+# peer counts every clean->dirty transition per comm and inode (a superset of
+# our events, with less work per event), plus the writeback waits.
+bpftrace_prog='
+tracepoint:writeback:writeback_dirty_folio { @dirtied[comm, args->ino] = count(); }
+tracepoint:writeback:folio_wait_writeback { @waits[comm] = count(); }'
+
+# start_tracer CONFIG: sets tracer; records start-to-attached in ms.
+start_tracer() {
+	local cfg=$1 t0 t1 marker
+	case $cfg in
+	quiet) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" -q --json --dev "$loop" \
+		> "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
+	json) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" --json --dev "$loop" \
+		> "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
+	bpftrace) /usr/bin/time -f '%U %S %M' -o "$shm/time" bpftrace -e "$bpftrace_prog" \
+		> "$shm/out" 2> "$shm/err" & marker='^Attaching' ;;
+	esac
+	tracer=$!
+	t0=$(date +%s%N)
+	until grep -q "$marker" "$shm/err" "$shm/out" 2> /dev/null; do
+		kill -0 "$tracer" 2> /dev/null || { cat "$shm/err" >&2; exit 1; }
+		sleep 0.005
+	done
+	t1=$(date +%s%N)
+	[ "$cfg" = bpftrace ] && sleep 0.5 # "Attaching" precedes the attach
+	attach_ms=$(((t1 - t0) / 1000000))
+}
+
+# Run time per program run of our programs (kernel.bpf_stats_enabled), read
+# before detaching: "ns_per_run runs" of the hottest program.
+bpf_run_stats() {
+	bpftool prog show -j | jq -r '[.[] | select(.name == "tp_writeback_dirty_folio" or
+		.name == "tp_folio_wait_writeback") | select(.run_cnt > 0)] | sort_by(-.run_cnt) |
+		first // {run_time_ns: 0, run_cnt: 0} |
+		"\(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else 0 end) \(.run_cnt) \(.name)"'
+}
+
+results=$work/results
+: > "$results"
+i=0
+for rep in $(seq "$reps"); do
+	for profile in A B; do
+		# Rotate the order so that no configuration always runs first or last.
+		set -- $configs
+		n=$#
+		for k in $(seq 0 $((n - 1))); do
+			idx=$(((k + i) % n + 1))
+			cfg=${!idx}
+			rm -f "$mnt/f"
+			sync
+			attach_ms=- tracer=
+			[ "$cfg" != none ] && start_tracer "$cfg"
+			ops=$("$wac" -p "$profile" -t "$threads" -d "$secs" "$mnt/f" |
+				sed -n 's/.*ops_per_s=\([0-9]*\).*/\1/p')
+			stats="- - -" events=- lost=- cpu=- rss=-
+			if [ -n "$tracer" ]; then
+				[ "$cfg" != bpftrace ] && stats=$(bpf_run_stats)
+				# Signal the tracer itself: GNU time does not forward signals.
+				pkill -INT -P "$tracer"
+				wait "$tracer" || true
+				tracer=
+				read -r ut st rss_kb < "$shm/time"
+				cpu=$(awk -v u="$ut" -v s="$st" 'BEGIN { print u + s }')
+				rss=$((rss_kb / 1024))
+				if [ "$cfg" != bpftrace ]; then
+					events=$(tail -n1 "$shm/out" | jq .violations_total)
+					lost=$(tail -n1 "$shm/out" | jq .events_lost)
+					[ "$cfg" = json ] && [ "$(($(wc -l < "$shm/out") - 1))" -ne "$((events - lost))" ] &&
+						echo "bench: streamed events != violations - lost" >&2
+				else
+					events=$(sed -n 's/^@dirtied\[.*\]: \([0-9]*\)$/\1/p' "$shm/out" |
+						awk '{ s += $1 } END { print s + 0 }')
+					lost=-
+				fi
+			fi
+			echo "$profile $cfg $ops $events $lost $stats $cpu $rss $attach_ms" >> "$results"
+			printf '  rep %d profile %s %-8s ops/s %8s events %7s lost %s ns/run %s\n' \
+				"$rep" "$profile" "$cfg" "$ops" "$events" "$lost" "${stats%% *}" >&2
+		done
+		i=$((i + 1))
+	done
+done
+
+median() { sort -n | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+col() { awk -v p="$1" -v c="$2" -v f="$3" '$1 == p && $2 == c && $f != "-" { print $f }' "$results"; }
+
+echo
+echo "stablepage-trace $("$spt" -V | awk '{ print $2 }') bench: kernel $(uname -r), $(nproc) CPUs," \
+	"ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians"
+printf '%-7s %-9s %10s %7s %9s %6s %8s %9s %8s %8s %9s\n' PROFILE CONFIG OPS/S RATIO EVENTS LOST \
+	NS/RUN BPF_RUNS CPU_S RSS_MIB ATTACH_MS
+for profile in A B; do
+	base=$(col "$profile" none 3 | median)
+	for cfg in $configs; do
+		ops=$(col "$profile" "$cfg" 3 | median)
+		ratio=$(awk -v a="$ops" -v b="$base" 'BEGIN { printf "%.3f", a / b }')
+		printf '%-7s %-9s %10s %7s %9s %6s %8s %9s %8s %8s %9s\n' "$profile" "$cfg" "$ops" "$ratio" \
+			"$(col "$profile" "$cfg" 4 | median)" "$(col "$profile" "$cfg" 5 | median)" \
+			"$(col "$profile" "$cfg" 6 | median)" "$(col "$profile" "$cfg" 7 | median)" \
+			"$(col "$profile" "$cfg" 9 | median)" "$(col "$profile" "$cfg" 10 | median)" \
+			"$(col "$profile" "$cfg" 11 | median)"
+	done
+done
