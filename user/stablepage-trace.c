@@ -84,7 +84,7 @@ static const struct argp_option opts[] = {
 	{ "top", OPT_TOP, "N", 0, "Processes and files listed in the summary (default 10)", 0 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of " SYSFS_BTF, 0 },
 	{ "verbose", 'v', NULL, 0, "Print libbpf and loader diagnostics", 0 },
-	/* Our own, not argp's: ARGP_NO_ERRS (one-line errors) would make argp's return. */
+	/* Our own: with ARGP_NO_ERRS (for one-line errors) argp's --help prints nothing and returns. */
 	{ "help", '?', NULL, 0, "Give this help list", -1 },
 	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
 	{ "version", 'V', NULL, 0, "Print program version", -1 },
