@@ -26,7 +26,7 @@ LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf
 USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse.o json.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o)
 
-.PHONY: all clean deps demo test unit install vmlinux bench
+.PHONY: all clean deps demo test unit install vmlinux bench vmtest
 all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac
 
 $(OUTPUT):
@@ -79,6 +79,11 @@ demo: deps
 test: deps
 	$(Q)$(MAKE) --no-print-directory all unit
 	$(Q)tests/run.sh $(OUTPUT)
+
+# The suite again inside a QEMU guest on Debian's current kernel (6.1).
+vmtest: deps
+	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)tools/vmtest.sh
 
 bench:
 	$(Q)tools/install-deps.sh bpftrace time

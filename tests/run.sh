@@ -19,6 +19,7 @@ if [ -n "$planned" ] && [ "$ran" -ne "$planned" ]; then
 	echo "# bats planned $planned tests but $ran reported"
 	failed=$((failed + planned - ran))
 fi
+[ "$ran" -eq 0 ] && echo "# no test ran" && failed=1
 [ "$skipped" -gt 0 ] && echo "# $skipped skipped (see the reasons above)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,91 @@
+#!/bin/bash
+# Runs a command inside a QEMU guest booted on Debian's 6.1 kernel, with the
+# host's root filesystem shared read-only over 9p (no rootfs to build), and
+# returns the command's output and exit status.
+#   tools/vmtest.sh [CMD...]     default: tests/run.sh in the guest
+# Software emulation only (-accel tcg): KVM guests hang on these machines.
+# The kernel package is fetched with apt-get download and cached in .cache/vm.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+[ "$(id -u)" = 0 ] || { echo "vmtest: needs root" >&2; exit 1; }
+tools/install-deps.sh qemu-system-x86 busybox-static cpio kmod
+
+cache=$top/.cache/vm
+kpkg=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: \(linux-image-.*-amd64\)$/\1/p' | head -1)
+kver=${kpkg#linux-image-}
+mkdir -p "$cache"
+if [ ! -f "$cache/root/boot/vmlinuz-$kver" ]; then
+	(cd "$cache" && apt-get download -q "$kpkg-unsigned" > /dev/null)
+	dpkg-deb -x "$cache/$kpkg-unsigned"_*.deb "$cache/root"
+	# The package ships no modules.dep: the guest's modprobe -d needs one.
+	depmod -b "$cache/root" "$kver"
+fi
+mods=$cache/root/lib/modules/$kver
+
+# initramfs: busybox and the modules needed to mount the host root over 9p.
+# Everything else is loaded from the extracted tree once the host root is up.
+initrd=$cache/initrd-$kver.cpio.gz
+if [ ! -f "$initrd" ]; then
+	staging=$(mktemp -d)
+	mkdir -p "$staging"/{bin,mods,proc,sys,dev,newroot}
+	cp /bin/busybox "$staging/bin/"
+	for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
+		netfs fscache 9pnet 9pnet_virtio 9p; do
+		find "$mods" -name "$m.ko" -exec cp {} "$staging/mods/" \;
+	done
+	cat > "$staging/init" <<-'EOF'
+	#!/bin/busybox sh
+	/bin/busybox --install -s /bin
+	mount -t proc proc /proc
+	mount -t sysfs sys /sys
+	mount -t devtmpfs dev /dev
+	for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
+		netfs fscache 9pnet 9pnet_virtio 9p; do
+		[ -f /mods/$m.ko ] && insmod /mods/$m.ko
+	done
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 hostroot /newroot
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 results /newroot/$RESULTS
+	mount -t proc proc /newroot/proc
+	mount -t sysfs sys /newroot/sys
+	mount -t devtmpfs dev /newroot/dev
+	ln -s /proc/self/fd /newroot/dev/fd
+	mkdir -p /newroot/dev/shm && mount -t tmpfs shm /newroot/dev/shm
+	mount -t tmpfs tmp /newroot/tmp
+	mount -t tmpfs run /newroot/run
+	chroot /newroot /bin/bash -c "cd $TOP && bash $RESULTS/cmd > $RESULTS/log 2>&1; echo \$? > $RESULTS/rc"
+	poweroff -f
+	EOF
+	chmod +x "$staging/init"
+	(cd "$staging" && find . | cpio -o -H newc --quiet | gzip) > "$initrd"
+	rm -rf "$staging"
+fi
+
+results=$(mktemp -d "$cache/run.XXXX")
+trap 'rm -rf "$results"' EXIT
+if [ $# -gt 0 ]; then
+	printf '%q ' "$@" > "$results/cmd"
+else
+	# Default: the project's own suite against the guest kernel.
+	cat > "$results/cmd" <<-'EOF'
+	for m in loop ext4 xfs btrfs; do modprobe -d "$VM_ROOT" "$m" || exit 1; done
+	echo "# guest kernel $(uname -r)"
+	tests/run.sh build
+	EOF
+fi
+sed -i "1i export VM_ROOT=$cache/root" "$results/cmd"
+
+timeout "${VMTEST_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 2048 -nographic \
+	-no-reboot -kernel "$cache/root/boot/vmlinuz-$kver" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 quiet RESULTS=$results TOP=$top" \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs local,path="$results",mount_tag=results,security_model=none,multidevs=remap \
+	> "$results/console" 2>&1 || true
+if [ ! -f "$results/rc" ]; then
+	[ -f "$results/log" ] && cat "$results/log"
+	echo "vmtest: the guest did not finish; the end of its console:" >&2
+	tail -n 10 "$results/console" >&2
+	exit 1
+fi
+cat "$results/log"
+exit "$(cat "$results/rc")"
