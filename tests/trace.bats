@@ -161,7 +161,14 @@ trace_profile() {
 	"$SPT" --json --dev "$LOOP" > "$BATS_TEST_TMPDIR/fifo" 2> "$TRACE_ERR" &
 	TRACER_PID=$!
 	for _ in $(seq 200); do grep -q '^Tracing' "$TRACE_ERR" && break; sleep 0.1; done
-	run_wac A "$MNT/f" 3
+	# Write until the kernel has counted far more violations than the ring
+	# (256 KiB, ~3k events) and the pipe can hold; slow kernels (TCG) need longer.
+	local counted=0
+	for _ in $(seq 15); do
+		run_wac A "$MNT/f" 2
+		counted=$(bpftool map dump name totals -j | jq '[.[0].formatted.values[].value.violations[]] | add')
+		[ "$counted" -ge 8192 ] && break
+	done
 	kill -INT "$TRACER_PID"
 	cat "$BATS_TEST_TMPDIR/fifo" > "$TRACE_OUT" {hold}<&- &
 	local reader=$!
