@@ -30,9 +30,11 @@ if [ ! -f "$initrd" ]; then
 	staging=$(mktemp -d)
 	mkdir -p "$staging"/{bin,mods,proc,sys,dev,newroot}
 	cp /bin/busybox "$staging/bin/"
+	# In dependency order (modules.dep); init loads them as listed.
 	for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
 		netfs fscache 9pnet 9pnet_virtio 9p; do
 		find "$mods" -name "$m.ko" -exec cp {} "$staging/mods/" \;
+		echo "$m" >> "$staging/mods/order"
 	done
 	cat > "$staging/init" <<-'EOF'
 	#!/bin/busybox sh
@@ -40,8 +42,7 @@ if [ ! -f "$initrd" ]; then
 	mount -t proc proc /proc
 	mount -t sysfs sys /sys
 	mount -t devtmpfs dev /dev
-	for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
-		netfs fscache 9pnet 9pnet_virtio 9p; do
+	for m in $(cat /mods/order); do
 		[ -f /mods/$m.ko ] && insmod /mods/$m.ko
 	done
 	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 hostroot /newroot
