@@ -54,10 +54,11 @@ make_fs() {
 }
 
 # start_tracer ARGS... : starts the tracer in the background, waits until attached.
+# Its stdout goes to TRACE_OUT, or to TRACE_STDOUT when set (e.g. a FIFO).
 start_tracer() {
 	TRACE_OUT=$BATS_TEST_TMPDIR/trace.out
 	TRACE_ERR=$BATS_TEST_TMPDIR/trace.err
-	"$SPT" "$@" > "$TRACE_OUT" 2> "$TRACE_ERR" &
+	"$SPT" "$@" > "${TRACE_STDOUT:-$TRACE_OUT}" 2> "$TRACE_ERR" &
 	TRACER_PID=$!
 	for _ in $(seq 200); do
 		grep -q '^Tracing' "$TRACE_ERR" && return 0

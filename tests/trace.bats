@@ -157,10 +157,7 @@ trace_profile() {
 	mkfifo "$BATS_TEST_TMPDIR/fifo"
 	local hold
 	exec {hold}<> "$BATS_TEST_TMPDIR/fifo"
-	TRACE_OUT=$BATS_TEST_TMPDIR/trace.out TRACE_ERR=$BATS_TEST_TMPDIR/trace.err
-	"$SPT" --json --dev "$LOOP" > "$BATS_TEST_TMPDIR/fifo" 2> "$TRACE_ERR" &
-	TRACER_PID=$!
-	for _ in $(seq 200); do grep -q '^Tracing' "$TRACE_ERR" && break; sleep 0.1; done
+	TRACE_STDOUT=$BATS_TEST_TMPDIR/fifo start_tracer --json --dev "$LOOP"
 	# Write until the kernel has counted far more violations than the ring
 	# (256 KiB, ~3k events) and the pipe can hold; slow kernels (TCG) need longer.
 	local counted=0
