@@ -44,6 +44,34 @@ static __always_inline bool folio_under_writeback(struct folio *folio)
 }
 
 /*
+ * The same test on a folio pointer kept in a map (no longer a BTF pointer
+ * to the verifier): read through bpf_probe_read_kernel(), which is safe
+ * even if the folio has been freed since.
+ */
+static __always_inline bool folio_ptr_under_writeback(__u64 addr)
+{
+	int bit = bpf_core_enum_value(enum pageflags, PG_writeback);
+	unsigned long word;
+
+	if (bpf_core_type_exists(memdesc_flags_t))
+		word = BPF_CORE_READ((struct folio *)addr, flags.f);
+	else
+		word = BPF_CORE_READ((struct folio___flags_ulong *)addr, flags);
+	return (word >> bit) & 1;
+}
+
+/*
+ * page_folio(): a tail page stores its head page's address + 1 in
+ * page->compound_head (5.16 folios through 6.18 keep this encoding).
+ */
+static __always_inline __u64 page_folio_addr(__u64 page)
+{
+	unsigned long head = BPF_CORE_READ((struct page *)page, compound_head);
+
+	return head & 1 ? head - 1 : page;
+}
+
+/*
  * Does the kernel wait for writeback before letting this mapping's folios
  * change ("stable pages")?
  * - 6.7+ (backported to 6.6.4 and 6.1.y): AS_STABLE_WRITES in

@@ -9,6 +9,12 @@
  *       that is the unit of counting.
  *   writeback:folio_wait_writeback   fires once per sleep waiting for
  *       writeback; counted by the kind of the sleeping context.
+ *   sched:sched_switch               times those sleeps: the waiter going
+ *       to sleep while the folio is still under writeback, and running
+ *       again (only while some wait is being timed).
+ *   block:block_rq_complete          ends the would-stall time of violated
+ *       folios carried by a completed write request (only while some are
+ *       in flight), and times write requests for the writeback histogram.
  * The handlers are static functions so that other attach points (fentry on
  * page_mkwrite etc.) can be added as thin SEC() wrappers.
  */
@@ -91,6 +97,58 @@ struct {
 	__type(key, struct spt_file_key);
 	__type(value, struct spt_file_stats);
 } file_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct spt_hist_key);
+	__type(value, struct spt_hist);
+} hists SEC(".maps");
+
+/* A violated folio waiting for the end of its I/O, keyed by folio address. */
+struct inflight_violation {
+	__u64 ts_ns;
+	__u32 tgid;
+	__u32 dev;
+	__u32 kind;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct inflight_violation);
+} inflight_violations SEC(".maps");
+
+/* A task in folio_wait_writeback(), keyed by thread id: a task waits for
+ * at most one folio at a time. */
+struct writeback_wait {
+	__u64 folio;
+	__u64 ts_ns;
+	__u32 dev;
+	__u32 kind;
+	__u32 tgid;
+	__u32 slept;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct writeback_wait);
+} waiting SEC(".maps");
+
+/*
+ * Entries in the two tables above. Incremented only by the insert that
+ * created an entry and decremented only by the delete that removed it, so
+ * they are exact; the hot tracepoints (sched_switch, block_rq_complete)
+ * return at once while they are 0.
+ */
+__u64 n_inflight_violations;
+__u64 n_waiting;
+
+static struct spt_hist zero_hist;
 
 static __always_inline struct spt_totals *get_totals(void)
 {
@@ -180,6 +238,76 @@ static __always_inline __u32 current_kind(void)
 	return SPT_KIND_OTHER;
 }
 
+static __always_inline __u32 log2_u64(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) r += 1;
+	return r;
+}
+
+static __always_inline void hist_add(__u32 dev, __u16 type, __u16 kind, __u64 ns)
+{
+	struct spt_hist_key key = { .dev = dev, .type = type, .kind = kind };
+	struct spt_hist *h = bpf_map_lookup_elem(&hists, &key);
+	__u64 us = ns / 1000;
+	__u32 slot;
+
+	if (!h) {
+		bpf_map_update_elem(&hists, &key, &zero_hist, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&hists, &key);
+		if (!h)
+			return;
+	}
+	slot = us ? log2_u64(us) : 0;
+	if (slot >= SPT_HIST_SLOTS)
+		slot = SPT_HIST_SLOTS - 1;
+	__sync_fetch_and_add(&h->slots[slot], 1);
+	__sync_fetch_and_add(&h->count, 1);
+	__sync_fetch_and_add(&h->sum_ns, ns);
+}
+
+static __always_inline struct spt_proc_stats *proc_stats_of_current(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct spt_proc_stats *ps = bpf_map_lookup_elem(&proc_stats, &tgid);
+	struct spt_proc_stats init = {};
+
+	if (ps)
+		return ps;
+	bpf_get_current_comm(init.comm, sizeof(init.comm));
+	bpf_map_update_elem(&proc_stats, &tgid, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&proc_stats, &tgid);
+}
+
+/*
+ * Remember when the folio was violated, to time it at the end of its I/O.
+ * A folio is violated at most once per writeback cycle, so an entry still
+ * present is from an earlier cycle whose end was not seen: it stays untimed.
+ */
+static __always_inline void track_violation(struct spt_totals *t, struct folio *folio, __u32 dev,
+					    __u32 kind)
+{
+	struct inflight_violation v = {
+		.ts_ns = bpf_ktime_get_ns(),
+		.tgid = bpf_get_current_pid_tgid() >> 32,
+		.dev = dev,
+		.kind = kind,
+	};
+	__u64 key = (__u64)folio;
+
+	if (!bpf_map_update_elem(&inflight_violations, &key, &v, BPF_NOEXIST))
+		__sync_fetch_and_add(&n_inflight_violations, 1);
+	else
+		/* Replaced an older entry (untimed), or the table is full (this one is). */
+		t->would_stall_untimed++, bpf_map_update_elem(&inflight_violations, &key, &v, BPF_EXIST);
+}
+
 static __always_inline struct spt_dev_stats *dev_stats_of(__u32 dev, struct super_block *sb,
 							 struct address_space *mapping)
 {
@@ -217,14 +345,7 @@ static __always_inline void count_violation(struct spt_totals *t, __u32 kind, __
 	else
 		t->agg_dropped++;
 
-	ps = bpf_map_lookup_elem(&proc_stats, &tgid);
-	if (!ps) {
-		struct spt_proc_stats init = {};
-
-		bpf_get_current_comm(init.comm, sizeof(init.comm));
-		bpf_map_update_elem(&proc_stats, &tgid, &init, BPF_NOEXIST);
-		ps = bpf_map_lookup_elem(&proc_stats, &tgid);
-	}
+	ps = proc_stats_of_current();
 	if (ps)
 		__sync_fetch_and_add(&ps->violations[kind], 1);
 	else
@@ -317,9 +438,30 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 	kind = current_kind();
 	generation = BPF_CORE_READ(inode, i_generation);
 	count_violation(t, kind, dev, sb, mapping, inode, generation);
+	track_violation(t, folio, dev, kind);
 	if (stream_events)
 		stream_violation(t, kind, dev, sb, inode, generation, folio);
 	return 0;
+}
+
+static __always_inline void track_wait(struct spt_totals *t, struct folio *folio, __u32 dev,
+				       __u32 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct writeback_wait w = {
+		.folio = (__u64)folio,
+		.ts_ns = bpf_ktime_get_ns(),
+		.dev = dev,
+		.kind = kind,
+		.tgid = id >> 32,
+	};
+	__u32 tid = id;
+
+	if (!bpf_map_update_elem(&waiting, &tid, &w, BPF_NOEXIST))
+		__sync_fetch_and_add(&n_waiting, 1);
+	else
+		/* An older wait of this task that never slept, or a full table. */
+		t->wait_untimed++, bpf_map_update_elem(&waiting, &tid, &w, BPF_EXIST);
 }
 
 /* A task sleeps until a folio's writeback ends. */
@@ -330,7 +472,7 @@ static __always_inline int handle_writeback_wait(struct folio *folio, struct add
 	struct super_block *sb;
 	struct spt_totals *t;
 	struct block_device *bdev;
-	__u32 dev, bdev_dev = 0, kind, tgid;
+	__u32 dev, bdev_dev = 0, kind;
 
 	if (!mapping)
 		return 0;
@@ -351,19 +493,170 @@ static __always_inline int handle_writeback_wait(struct folio *folio, struct add
 	ds = dev_stats_of(dev, sb, mapping);
 	if (ds)
 		__sync_fetch_and_add(&ds->waits[kind], 1);
+	track_wait(t, folio, dev, kind);
 	if (kind == SPT_KIND_OTHER)
 		return 0;
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	ps = bpf_map_lookup_elem(&proc_stats, &tgid);
-	if (!ps) {
-		struct spt_proc_stats init = {};
-
-		bpf_get_current_comm(init.comm, sizeof(init.comm));
-		bpf_map_update_elem(&proc_stats, &tgid, &init, BPF_NOEXIST);
-		ps = bpf_map_lookup_elem(&proc_stats, &tgid);
-	}
+	ps = proc_stats_of_current();
 	if (ps)
 		__sync_fetch_and_add(&ps->waits[kind], 1);
+	return 0;
+}
+
+/*
+ * The waiter leaves the CPU or comes back. A voluntary switch-out while the
+ * folio is still under writeback is the sleep; running again ends it. A
+ * waiter that finds the folio already written back does not sleep: untimed.
+ */
+static __always_inline void handle_switch(bool preempt, struct task_struct *prev,
+					  struct task_struct *next)
+{
+	struct writeback_wait *w, done;
+	struct spt_totals *t;
+	__u32 tid;
+
+	if (!preempt) {
+		tid = prev->pid;
+		w = bpf_map_lookup_elem(&waiting, &tid);
+		if (w && !w->slept) {
+			if (folio_ptr_under_writeback(w->folio)) {
+				w->slept = 1;
+			} else if (!bpf_map_delete_elem(&waiting, &tid)) {
+				__sync_fetch_and_add(&n_waiting, -1);
+				t = get_totals();
+				if (t)
+					t->wait_untimed++;
+			}
+		}
+	}
+	tid = next->pid;
+	w = bpf_map_lookup_elem(&waiting, &tid);
+	if (!w || !w->slept)
+		return;
+	done = *w;
+	if (bpf_map_delete_elem(&waiting, &tid))
+		return;
+	__sync_fetch_and_add(&n_waiting, -1);
+	done.ts_ns = bpf_ktime_get_ns() - done.ts_ns;
+	hist_add(done.dev, SPT_HIST_WAIT, done.kind, done.ts_ns);
+	if (done.kind != SPT_KIND_OTHER) {
+		struct spt_proc_stats *ps = bpf_map_lookup_elem(&proc_stats, &done.tgid);
+
+		if (ps)
+			__sync_fetch_and_add(&ps->stable_wait_ns, done.ts_ns);
+	}
+}
+
+/*
+ * Walk the pages of a completed write request: bios, their bio_vecs (a
+ * bio_vec may span several pages, and so several folios), pages. One page,
+ * bio_vec or bio per bpf_loop() step.
+ */
+#define PAGE_SHIFT_X86 12
+#define WALK_MAX_STEPS 4096
+
+struct walk_ctx {
+	__u64 now;
+	struct bio *bio;       /* next bio to load */
+	__u64 vecs;            /* current bio's bi_io_vec */
+	__u32 vec_idx;
+	__u32 bytes_left;      /* in the current bio, from vecs[vec_idx] on */
+	__u64 vec_page;        /* current bio_vec's first page */
+	__u32 page_idx, page_end; /* pages of the current bio_vec still to visit */
+	__u32 have_vec;
+	__u64 last_folio;
+};
+
+static __always_inline void end_violation(__u64 folio, __u64 now)
+{
+	struct inflight_violation *v = bpf_map_lookup_elem(&inflight_violations, &folio);
+	struct inflight_violation done;
+	struct spt_proc_stats *ps;
+
+	if (!v)
+		return;
+	done = *v;
+	if (bpf_map_delete_elem(&inflight_violations, &folio))
+		return;
+	__sync_fetch_and_add(&n_inflight_violations, -1);
+	done.ts_ns = now > done.ts_ns ? now - done.ts_ns : 0;
+	hist_add(done.dev, SPT_HIST_WOULD_STALL, done.kind, done.ts_ns);
+	ps = bpf_map_lookup_elem(&proc_stats, &done.tgid);
+	if (ps)
+		__sync_fetch_and_add(&ps->would_stall_ns, done.ts_ns);
+}
+
+static long walk_step(__u64 i, struct walk_ctx *c)
+{
+	if (!c->have_vec) {
+		struct bio_vec bv;
+		__u32 len;
+
+		if (!c->bytes_left) {
+			struct bio *bio = c->bio;
+
+			if (!bio)
+				return 1;
+			c->vecs = (__u64)BPF_CORE_READ(bio, bi_io_vec);
+			c->vec_idx = BPF_CORE_READ(bio, bi_iter.bi_idx);
+			c->bytes_left = BPF_CORE_READ(bio, bi_iter.bi_size) +
+					BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
+			c->bio = BPF_CORE_READ(bio, bi_next);
+			return 0;
+		}
+		if (bpf_probe_read_kernel(&bv, sizeof(bv),
+					  (void *)(c->vecs + c->vec_idx * bpf_core_type_size(struct bio_vec))) ||
+		    !bv.bv_len) {
+			c->bytes_left = 0;
+			return 0;
+		}
+		len = bv.bv_len < c->bytes_left ? bv.bv_len : c->bytes_left;
+		c->bytes_left -= len;
+		c->vec_idx++;
+		c->vec_page = (__u64)bv.bv_page;
+		c->page_idx = bv.bv_offset >> PAGE_SHIFT_X86;
+		c->page_end = (bv.bv_offset + len - 1) >> PAGE_SHIFT_X86;
+		c->have_vec = 1;
+		return 0;
+	}
+	__u64 folio = page_folio_addr(c->vec_page + c->page_idx * bpf_core_type_size(struct page));
+
+	if (++c->page_idx > c->page_end)
+		c->have_vec = 0;
+	if (folio != c->last_folio) {
+		c->last_folio = folio;
+		end_violation(folio, c->now);
+	}
+	return 0;
+}
+
+/* include/linux/blk_types.h: REQ_OP_WRITE is 1 in the low 8 bits since 4.10. */
+#define REQ_OP_MASK_4_10 0xff
+#define REQ_OP_WRITE_4_10 1
+
+/*
+ * A block request completed. blk_update_request() fires the tracepoint
+ * before it ends any bio, so the request's bios and their iterators are
+ * intact, and the folios' writeback ends right after.
+ */
+static __always_inline int handle_rq_complete(struct request *rq)
+{
+	struct block_device *part;
+	__u64 now, start;
+	__u32 dev;
+
+	if ((rq->cmd_flags & REQ_OP_MASK_4_10) != REQ_OP_WRITE_4_10)
+		return 0;
+	now = bpf_ktime_get_ns();
+	part = rq->part;
+	dev = part ? part->bd_dev : 0;
+	start = rq->start_time_ns;
+	if (dev && start && now > start && dev_selected(dev, 0))
+		hist_add(dev, SPT_HIST_WRITEBACK, 0, now - start);
+	if (n_inflight_violations) {
+		struct walk_ctx c = { .now = now, .bio = rq->bio };
+
+		bpf_loop(WALK_MAX_STEPS, walk_step, &c, 0);
+	}
 	return 0;
 }
 
@@ -377,6 +670,20 @@ SEC("tp_btf/folio_wait_writeback")
 int BPF_PROG(tp_folio_wait_writeback, struct folio *folio, struct address_space *mapping)
 {
 	return handle_writeback_wait(folio, mapping);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	if (n_waiting)
+		handle_switch(preempt, prev, next);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(tp_block_rq_complete, struct request *rq)
+{
+	return handle_rq_complete(rq);
 }
 
 char LICENSE[] SEC("license") = "GPL";

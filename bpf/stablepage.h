@@ -43,6 +43,13 @@ struct spt_totals {
 	__u64 waits[SPT_KIND_MAX];
 	__u64 events_lost;   /* ring buffer full: the event was counted, not streamed */
 	__u64 agg_dropped;   /* a per-device/process/file table was full */
+	/* Violations whose end of writeback was not seen (the folio was
+	 * violated again in a later cycle first, or the in-flight table was
+	 * full). Timed + untimed + still in flight == violations. */
+	__u64 would_stall_untimed;
+	/* Waits not timed: the task returned without sleeping, or the table
+	 * was full. Timed + untimed + still waiting == waits. */
+	__u64 wait_untimed;
 };
 
 struct spt_dev_stats {
@@ -58,6 +65,8 @@ struct spt_dev_stats {
 struct spt_proc_stats {
 	__u64 violations[SPT_KIND_MAX];
 	__u64 waits[SPT_KIND_MAX];
+	__u64 would_stall_ns; /* sum over its timed violations */
+	__u64 stable_wait_ns; /* time its writers slept in stable waits */
 	char comm[SPT_COMM_LEN];
 };
 
@@ -71,6 +80,38 @@ struct spt_file_stats {
 	__u64 violations[SPT_KIND_MAX];
 	__u32 generation;
 	__u32 last_pid;
+};
+
+/*
+ * Latency histograms, aggregated in the kernel. Slot i counts durations d
+ * with floor(log2(d in microseconds)) == i (slot 0 also holds d < 1 us), so
+ * every value in slots 0..i is < 2^(i+1) us. The last slot holds the rest.
+ */
+#define SPT_HIST_SLOTS 28 /* 2^28 us: about 4.5 minutes */
+
+enum spt_hist_type {
+	/* Tracepoint mode: a write request on a block device, from its
+	 * allocation (rq->start_time_ns) to its completion. */
+	SPT_HIST_WRITEBACK = 0,
+	/* A sleep in folio_wait_writeback(), from the tracepoint to the task
+	 * running again; kind mmap/write = stable wait, other = fsync etc. */
+	SPT_HIST_WAIT = 1,
+	/* A violation to the completion of the I/O carrying that folio: what
+	 * the writer would have waited had stable pages been enforced. */
+	SPT_HIST_WOULD_STALL = 2,
+	SPT_HIST_MAX = 3,
+};
+
+struct spt_hist_key {
+	__u32 dev;  /* block device (writeback) or superblock s_dev */
+	__u16 type; /* enum spt_hist_type */
+	__u16 kind; /* enum spt_kind; 0 for SPT_HIST_WRITEBACK */
+};
+
+struct spt_hist {
+	__u64 slots[SPT_HIST_SLOTS];
+	__u64 count;
+	__u64 sum_ns;
 };
 
 #endif /* STABLEPAGE_H */

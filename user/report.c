@@ -38,6 +38,8 @@ void totals_sum(struct spt_totals *sum, const struct spt_totals *percpu, int ncp
 		sum->stable_dirtied += t->stable_dirtied;
 		sum->events_lost += t->events_lost;
 		sum->agg_dropped += t->agg_dropped;
+		sum->would_stall_untimed += t->would_stall_untimed;
+		sum->wait_untimed += t->wait_untimed;
 	}
 }
 
@@ -153,6 +155,42 @@ static size_t min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+/* Samples in the histograms of this type (and kind, unless kind < 0). */
+__u64 hists_count(const struct spt_summary *s, int type, int kind)
+{
+	__u64 n = 0;
+
+	for (size_t i = 0; i < s->nhists; i++)
+		if (s->hists[i].key.type == type && (kind < 0 || s->hists[i].key.kind == kind))
+			n += s->hists[i].h.count;
+	return n;
+}
+
+/* "Stable pages would have delayed pid 4242 (postgres) by 1.8 s over 60.0 s: 3.0%" */
+static void print_proc_costs(FILE *f, const struct spt_summary *s, size_t top)
+{
+	bool header = false;
+
+	for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
+		const struct proc_row *p = &s->procs[i];
+		double stall = p->s.would_stall_ns / 1e9, waited = p->s.stable_wait_ns / 1e9;
+
+		if (!p->s.would_stall_ns && !p->s.stable_wait_ns)
+			continue;
+		if (!header)
+			fputc('\n', f);
+		header = true;
+		if (p->s.would_stall_ns)
+			fprintf(f, "Stable pages would have delayed pid %u (%s) by %.3f s over %.1f s: "
+				   "%.1f%%\n", p->pid, p->s.comm, stall, s->duration_s,
+				s->duration_s > 0 ? 100 * stall / s->duration_s : 0.0);
+		if (p->s.stable_wait_ns)
+			fprintf(f, "Stable waits delayed pid %u (%s) by %.3f s over %.1f s: %.1f%%\n",
+				p->pid, p->s.comm, waited, s->duration_s,
+				s->duration_s > 0 ? 100 * waited / s->duration_s : 0.0);
+	}
+}
+
 void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
 {
 	const struct spt_totals *t = &s->totals;
@@ -170,6 +208,14 @@ void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
 	if (t->agg_dropped)
 		fprintf(f, "Per-process/file table full, rows dropped (totals exact): %llu\n",
 			(unsigned long long)t->agg_dropped);
+	fprintf(f, "Would-stall timed: %llu, untimed: %llu, I/O still in flight: %llu; "
+		   "waits timed: %llu, untimed: %llu, still waiting: %llu\n",
+		(unsigned long long)hists_count(s, SPT_HIST_WOULD_STALL, -1),
+		(unsigned long long)t->would_stall_untimed,
+		(unsigned long long)s->would_stall_pending,
+		(unsigned long long)hists_count(s, SPT_HIST_WAIT, -1),
+		(unsigned long long)t->wait_untimed, (unsigned long long)s->waits_pending);
+	print_proc_costs(f, s, top);
 
 	if (s->ndevs) {
 		fprintf(f, "\n%-10s %-8s %-8s %-6s %10s %10s %10s %12s\n", "DEVICE", "MAJ:MIN",
@@ -224,7 +270,8 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 {
 	const struct spt_totals *t = &s->totals;
 
-	fprintf(f, "{\"type\":\"summary\",\"duration_s\":%.3f,\"violations\":", s->duration_s);
+	fprintf(f, "{\"type\":\"%s\",", s->final ? "summary" : "interval");
+	fprintf(f, "\"duration_s\":%.3f,\"violations\":", s->duration_s);
 	json_kinds(f, t->violations);
 	fprintf(f, ",\"violations_total\":%llu,\"stable_waits\":%llu,\"other_waits\":%llu,"
 		   "\"stable_dirtied\":%llu,\"events_lost\":%llu,\"rows_dropped\":%llu",
@@ -232,6 +279,11 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		(unsigned long long)stable_waits(t->waits), (unsigned long long)t->waits[2],
 		(unsigned long long)t->stable_dirtied, (unsigned long long)t->events_lost,
 		(unsigned long long)t->agg_dropped);
+	fprintf(f, ",\"would_stall_untimed\":%llu,\"would_stall_pending\":%llu,"
+		   "\"wait_untimed\":%llu,\"waits_pending\":%llu",
+		(unsigned long long)t->would_stall_untimed,
+		(unsigned long long)s->would_stall_pending, (unsigned long long)t->wait_untimed,
+		(unsigned long long)s->waits_pending);
 
 	fputs(",\"devices\":[", f);
 	for (size_t i = 0; i < s->ndevs; i++) {
@@ -257,9 +309,12 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		json_string(f, p->s.comm);
 		fputs(",\"violations\":", f);
 		json_kinds(f, p->s.violations);
-		fprintf(f, ",\"total\":%llu,\"stable_waits\":%llu}",
+		fprintf(f, ",\"total\":%llu,\"stable_waits\":%llu,\"would_stall_ns\":%llu,"
+			   "\"stable_wait_ns\":%llu}",
 			(unsigned long long)kinds_total(p->s.violations),
-			(unsigned long long)stable_waits(p->s.waits));
+			(unsigned long long)stable_waits(p->s.waits),
+			(unsigned long long)p->s.would_stall_ns,
+			(unsigned long long)p->s.stable_wait_ns);
 	}
 	fputs("],\"top_files\":[", f);
 	for (size_t i = 0; i < min_size(top, s->nfiles); i++) {
@@ -274,5 +329,102 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		fprintf(f, ",\"total\":%llu,\"last_pid\":%u}",
 			(unsigned long long)kinds_total(r->s.violations), r->s.last_pid);
 	}
+	fputs("],\"histograms\":[", f);
+	for (size_t i = 0; i < s->nhists; i++) {
+		const struct hist_row *r = &s->hists[i];
+
+		fprintf(f, "%s{\"name\":\"%s\",\"dev\":", i ? "," : "", hist_name(&r->key));
+		json_dev(f, r->key.dev);
+		fputs(",\"device\":", f);
+		json_string(f, r->device);
+		fprintf(f, ",\"kind\":\"%s\",\"count\":%llu,\"sum_ns\":%llu,\"usecs_log2\":[",
+			r->key.type == SPT_HIST_WRITEBACK ? "" : spt_kind_names[r->key.kind % SPT_KIND_MAX],
+			(unsigned long long)r->h.count, (unsigned long long)r->h.sum_ns);
+		for (int k = 0; k < SPT_HIST_SLOTS; k++)
+			fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)r->h.slots[k]);
+		fputs("]}", f);
+	}
 	fputs("]}\n", f);
+}
+
+static int cmp_hist(const void *pa, const void *pb)
+{
+	const struct hist_row *a = pa, *b = pb;
+	int c;
+
+	if (a->key.type != b->key.type)
+		return a->key.type < b->key.type ? -1 : 1;
+	c = strcmp(a->device, b->device);
+	if (c)
+		return c;
+	if (a->key.kind != b->key.kind)
+		return a->key.kind < b->key.kind ? -1 : 1;
+	return a->key.dev < b->key.dev ? -1 : a->key.dev > b->key.dev;
+}
+
+void sort_hists(struct hist_row *rows, size_t n)
+{
+	qsort(rows, n, sizeof(*rows), cmp_hist);
+}
+
+const char *hist_name(const struct spt_hist_key *k)
+{
+	switch (k->type) {
+	case SPT_HIST_WRITEBACK:
+		return "writeback";
+	case SPT_HIST_WAIT:
+		return k->kind == SPT_KIND_OTHER ? "other-wait" : "stable-wait";
+	case SPT_HIST_WOULD_STALL:
+		return "would-stall";
+	}
+	return "unknown";
+}
+
+static const char *const hist_what[SPT_HIST_MAX] = {
+	[SPT_HIST_WRITEBACK] = "write requests, allocation -> completion",
+	[SPT_HIST_WAIT] = "sleeps in folio_wait_writeback until running again",
+	[SPT_HIST_WOULD_STALL] = "violation -> end of the folio's I/O",
+};
+
+void print_log2_hist(FILE *f, const __u64 slots[SPT_HIST_SLOTS])
+{
+	int last = -1, stars_max = 40;
+	__u64 max = 0;
+
+	for (int i = 0; i < SPT_HIST_SLOTS; i++) {
+		if (slots[i])
+			last = i;
+		if (slots[i] > max)
+			max = slots[i];
+	}
+	if (last < 0)
+		return;
+	fprintf(f, "%*s%-*s : count    distribution\n", 10, "", 14, "usecs");
+	for (int i = 0; i <= last; i++) {
+		unsigned long long low = i ? 1ULL << i : 0, high = (1ULL << (i + 1)) - 1;
+		int stars = (int)(slots[i] * stars_max / max);
+
+		/* The last slot has no upper bound. */
+		if (i == SPT_HIST_SLOTS - 1)
+			fprintf(f, "%10llu -> %-10s", low, "...");
+		else
+			fprintf(f, "%10llu -> %-10llu", low, high);
+		fprintf(f, " : %-8llu |%-*.*s|\n", (unsigned long long)slots[i], stars_max, stars,
+			"****************************************");
+	}
+}
+
+void print_hists_text(FILE *f, const struct spt_summary *s)
+{
+	for (size_t i = 0; i < s->nhists; i++) {
+		const struct hist_row *r = &s->hists[i];
+
+		fprintf(f, "\n%s on %s", hist_name(&r->key), r->device);
+		if (r->key.type != SPT_HIST_WRITEBACK)
+			fprintf(f, ", %s", spt_kind_names[r->key.kind]);
+		fprintf(f, " (%s): %llu, avg %.1f us\n", hist_what[r->key.type],
+			(unsigned long long)r->h.count,
+			r->h.count ? r->h.sum_ns / 1e3 / r->h.count : 0.0);
+		print_log2_hist(f, r->h.slots);
+	}
 }

@@ -14,6 +14,13 @@ extern const char *const spt_kind_names[SPT_KIND_MAX];
 struct dev_row {
 	__u32 dev;
 	struct spt_dev_stats s;
+	char device[SPT_DEVNAME_LEN]; /* block device name, for labels; set by the caller */
+};
+
+struct hist_row {
+	struct spt_hist_key key;
+	struct spt_hist h;
+	char device[SPT_DEVNAME_LEN]; /* set by the caller */
 };
 
 struct proc_row {
@@ -28,7 +35,8 @@ struct file_row {
 };
 
 struct spt_summary {
-	double duration_s;
+	bool final;       /* at exit ("summary"), else an interval report ("interval") */
+	double duration_s; /* since the start: all counts are cumulative */
 	struct spt_totals totals;
 	struct dev_row *devs;
 	size_t ndevs;
@@ -36,6 +44,10 @@ struct spt_summary {
 	size_t nprocs;
 	struct file_row *files;
 	size_t nfiles;
+	struct hist_row *hists;
+	size_t nhists;
+	__u64 would_stall_pending; /* violated folios whose I/O has not ended yet */
+	__u64 waits_pending;       /* waits being timed */
 };
 
 /* A resolved violation, ready to print. */
@@ -56,6 +68,16 @@ void totals_sum(struct spt_totals *sum, const struct spt_totals *percpu, int ncp
 void sort_procs(struct proc_row *rows, size_t n);
 void sort_files(struct file_row *rows, size_t n);
 void sort_devs(struct dev_row *rows, size_t n);
+/* By type, device name, kind. */
+void sort_hists(struct hist_row *rows, size_t n);
+/* What a histogram row measures, e.g. "would-stall" or "stable-wait". */
+const char *hist_name(const struct spt_hist_key *k);
+/* Samples in the histograms of this type (and kind, unless kind < 0). */
+__u64 hists_count(const struct spt_summary *s, int type, int kind);
+
+/* biolatency-style log2 histogram of microseconds. */
+void print_log2_hist(FILE *f, const __u64 slots[SPT_HIST_SLOTS]);
+void print_hists_text(FILE *f, const struct spt_summary *s);
 
 void print_event_header(FILE *f);
 void print_event_text(FILE *f, const struct event_view *v);

@@ -129,6 +129,24 @@ struct path_slot {
 };
 static struct path_slot path_cache[CACHE_SLOTS];
 
+void resolve_blockdev_name(uint32_t kdev, char *buf, size_t len)
+{
+	char link[64], target[256];
+	const char *base;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", spt_kdev_major(kdev),
+		 spt_kdev_minor(kdev));
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0) {
+		snprintf(buf, len, "%u:%u", spt_kdev_major(kdev), spt_kdev_minor(kdev));
+		return;
+	}
+	target[n] = 0;
+	base = strrchr(target, '/');
+	snprintf(buf, len, "%s", base ? base + 1 : target);
+}
+
 static char *fd_path(int fd)
 {
 	char link[64], buf[PATH_MAX];

@@ -20,6 +20,9 @@ const char *resolve_cgroup(uint64_t cgroup_id);
 /* Opens a cgroup v2 directory for the cgroup filter. -1 with errno set. */
 int open_cgroup_dir(const char *path);
 
+/* Kernel name of a block device ("loop0", "nvme0n1p2"), or "MAJ:MIN" when
+ * /sys/dev/block does not know it (an anonymous dev). */
+void resolve_blockdev_name(uint32_t kdev, char *buf, size_t len);
 void resolve_cleanup(void);
 
 #endif

@@ -14,10 +14,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "parse.h"
+#include "prom.h"
 #include "report.h"
 #include "resolve.h"
 #include "stablepage.skel.h"
@@ -40,8 +42,15 @@ static struct env {
 	bool quiet;
 	bool json;
 	bool verbose;
+	bool hist;
+	double interval;
+	const char *prom_file;
+	unsigned long prom_top_comm;
 	unsigned long top;
 } env = { .top = 10 };
+
+/* --prom-file without -i: how often node_exporter's file is refreshed. */
+#define PROM_DEFAULT_INTERVAL_S 15.0
 
 const char *argp_program_version = "stablepage-trace " SPT_VERSION;
 const char *argp_program_bug_address = "https://github.com/stablepage-trace/stablepage-trace/issues";
@@ -52,8 +61,15 @@ static const char doc[] =
 	"mapping whose kernel does not wait for writeback first (no stable writes). It is counted once "
 	"per folio per writeback cycle.\n"
 	"\n"
+	"Histograms (--hist, --json, --prom-file) are log2 microseconds, aggregated in the kernel: "
+	"writeback (write requests, allocation -> completion), stable-wait (writers asleep in "
+	"folio_wait_writeback until running again), other-wait (fsync, msync, truncate waits), "
+	"would-stall (a violation -> the end of that folio's I/O: the wait stable pages would "
+	"impose). Interval reports (-i) and the Prometheus file are cumulative since the start; "
+	"nothing resets.\n"
+	"\n"
 	"USAGE: stablepage-trace [-d SECS] [-p PID]... [--comm COMM] [--cgroup PATH] [--dev DEV]... "
-	"[-q] [--json] [--top N] [-v]\n"
+	"[-q] [--json] [--hist] [-i SECS] [--prom-file PATH [--prom-top-comm N]] [--top N] [-v]\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    stablepage-trace                  # one line per violation until Ctrl-C, then a summary\n"
@@ -61,7 +77,10 @@ static const char doc[] =
 	"    stablepage-trace -p 4242 -p 4243  # only these processes\n"
 	"    stablepage-trace --dev loop0      # only filesystems on /dev/loop0 (or --dev 7:0)\n"
 	"    stablepage-trace --cgroup /sys/fs/cgroup/system.slice/postgresql.service\n"
-	"    stablepage-trace --json | jq .    # one JSON object per line, summary last\n";
+	"    stablepage-trace --json | jq .    # one JSON object per line, summary last\n"
+	"    stablepage-trace -q --hist -d 60  # what stable pages would cost, as histograms\n"
+	"    stablepage-trace -q -i 5          # a summary every 5 s (cumulative)\n"
+	"    stablepage-trace -q --prom-file /var/lib/prometheus/node-exporter/stablepage.prom\n";
 
 enum {
 	OPT_COMM = 0x100,
@@ -71,6 +90,9 @@ enum {
 	OPT_TOP,
 	OPT_BTF,
 	OPT_USAGE,
+	OPT_HIST,
+	OPT_PROM_FILE,
+	OPT_PROM_TOP_COMM,
 };
 
 static const struct argp_option opts[] = {
@@ -82,6 +104,12 @@ static const struct argp_option opts[] = {
 	{ "quiet", 'q', NULL, 0, "No per-event lines: count in the kernel, print the summary", 0 },
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per line: events, then the summary", 0 },
 	{ "top", OPT_TOP, "N", 0, "Processes and files listed in the summary (default 10)", 0 },
+	{ "hist", OPT_HIST, NULL, 0, "Print the latency histograms with the summary", 0 },
+	{ "interval", 'i', "SECS", 0, "Print the summary every SECS too (cumulative since the start)", 0 },
+	{ "prom-file", OPT_PROM_FILE, "PATH", 0,
+	  "Write Prometheus metrics to PATH (atomically) every interval (default 15 s) and at exit", 0 },
+	{ "prom-top-comm", OPT_PROM_TOP_COMM, "N", 0,
+	  "Add violations per comm for the N busiest comms to the metrics (default 0: none)", 0 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of " SYSFS_BTF, 0 },
 	{ "verbose", 'v', NULL, 0, "Print libbpf and loader diagnostics", 0 },
 	/* Our own: with ARGP_NO_ERRS (for one-line errors) argp's --help prints nothing and returns. */
@@ -165,6 +193,22 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BTF:
 		env.btf_path = arg;
+		break;
+	case OPT_HIST:
+		env.hist = true;
+		break;
+	case 'i':
+		if (!parse_duration(arg, &env.interval))
+			die_usage("invalid interval '%s': use e.g. 5, 5s, 1m or 500ms", arg);
+		break;
+	case OPT_PROM_FILE:
+		if (!*arg)
+			die_usage("empty --prom-file path");
+		env.prom_file = arg;
+		break;
+	case OPT_PROM_TOP_COMM:
+		if (!parse_uint(arg, 10000, &env.prom_top_comm))
+			die_usage("invalid --prom-top-comm '%s': expected a number up to 10000", arg);
 		break;
 	case 'v':
 		env.verbose = true;
@@ -331,6 +375,46 @@ static int handle_event(void *unused, void *data, size_t size)
 	return 0;
 }
 
+static __u64 count_entries(const struct bpf_map *map, size_t key_size)
+{
+	char key[16], next[16];
+	__u64 n = 0;
+	void *prev = NULL;
+
+	if (key_size > sizeof(key))
+		return 0;
+	while (!bpf_map__get_next_key(map, prev, next, key_size)) {
+		memcpy(key, next, key_size);
+		prev = key;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The label users know a device by: the block device's kernel name
+ * ("loop0"), also for a filesystem with an anonymous dev (btrfs) through
+ * its s_bdev; the superblock's s_id when there is no block device.
+ */
+static void device_label(const struct spt_summary *s, __u32 dev, char out[SPT_DEVNAME_LEN])
+{
+	for (size_t i = 0; i < s->ndevs; i++) {
+		const struct spt_dev_stats *ds = &s->devs[i].s;
+
+		if (s->devs[i].dev != dev)
+			continue;
+		if (ds->bdev) {
+			resolve_blockdev_name(ds->bdev, out, SPT_DEVNAME_LEN);
+			return;
+		}
+		if (ds->devname[0]) {
+			snprintf(out, SPT_DEVNAME_LEN, "%s", ds->devname);
+			return;
+		}
+	}
+	resolve_blockdev_name(dev, out, SPT_DEVNAME_LEN);
+}
+
 static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 {
 	int ncpus = libbpf_num_possible_cpus();
@@ -371,7 +455,15 @@ static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 	READ_ROWS(skel->maps.dev_stats, s->devs, s->ndevs, dev, s);
 	READ_ROWS(skel->maps.proc_stats, s->procs, s->nprocs, pid, s);
 	READ_ROWS(skel->maps.file_stats, s->files, s->nfiles, key, s);
+	READ_ROWS(skel->maps.hists, s->hists, s->nhists, key, h);
 #undef READ_ROWS
+	s->would_stall_pending = count_entries(skel->maps.inflight_violations, sizeof(__u64));
+	s->waits_pending = count_entries(skel->maps.waiting, sizeof(__u32));
+	for (size_t i = 0; i < s->ndevs; i++)
+		device_label(s, s->devs[i].dev, s->devs[i].device);
+	for (size_t i = 0; i < s->nhists; i++)
+		device_label(s, s->hists[i].key.dev, s->hists[i].device);
+	sort_hists(s->hists, s->nhists);
 	sort_devs(s->devs, s->ndevs);
 	sort_procs(s->procs, s->nprocs);
 	sort_files(s->files, s->nfiles);
@@ -384,6 +476,48 @@ static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 	return 0;
 }
 
+static void free_summary(struct spt_summary *s);
+
+static struct prom_info prom_info = { .version = SPT_VERSION, .attach_mode = "tracepoint" };
+
+/*
+ * Reads the maps and reports: on stdout at exit and every -i interval, to
+ * the Prometheus file every interval and at exit. Counts are cumulative.
+ */
+static int report(struct stablepage_bpf *skel, double start, bool final)
+{
+	struct spt_summary s = { .final = final };
+	int err;
+
+	s.duration_s = clock_s(CLOCK_MONOTONIC) - start;
+	err = read_summary(skel, &s);
+	if (err) {
+		fprintf(stderr, "stablepage-trace: cannot read the counters: %s\n", strerror(-err));
+		free_summary(&s);
+		return err;
+	}
+	if (final || env.interval) {
+		if (env.json) {
+			print_summary_json(stdout, &s, env.top);
+		} else {
+			if (!final)
+				printf("\n--- after %.1f s (counts since the start) ---\n", s.duration_s);
+			print_summary_text(stdout, &s, env.top);
+			if (env.hist)
+				print_hists_text(stdout, &s);
+		}
+		fflush(stdout);
+	}
+	if (env.prom_file) {
+		err = prom_write_file(env.prom_file, &s, &prom_info);
+		if (err)
+			fprintf(stderr, "stablepage-trace: cannot write %s: %s\n", env.prom_file,
+				strerror(-err));
+	}
+	free_summary(&s);
+	return err;
+}
+
 static void free_summary(struct spt_summary *s)
 {
 	for (size_t i = 0; i < s->nfiles; i++)
@@ -391,6 +525,8 @@ static void free_summary(struct spt_summary *s)
 	free(s->devs);
 	free(s->procs);
 	free(s->files);
+	free(s->hists);
+	memset(s, 0, sizeof(*s));
 }
 
 static int setup_filters(struct stablepage_bpf *skel, int cgroup_fd)
@@ -423,8 +559,7 @@ int main(int argc, char **argv)
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts);
 	struct stablepage_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
-	struct spt_summary summary = {};
-	double start, deadline;
+	double start, deadline, next_report = 0, every;
 	int cgroup_fd = -1, err, ret = EXIT_RUNTIME;
 
 	err = argp_parse(&argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP, NULL, NULL);
@@ -436,6 +571,17 @@ int main(int argc, char **argv)
 			die_usage("cgroup '%s': %s; give a cgroup v2 directory under /sys/fs/cgroup",
 				  env.cgroup, errno == ENOTDIR ? "not a cgroup v2 directory" :
 								 strerror(errno));
+	}
+	if (env.prom_file) {
+		static struct utsname uts;
+
+		err = prom_check_path(env.prom_file);
+		if (err)
+			die_usage("cannot create files next to --prom-file %s: %s", env.prom_file,
+				  strerror(-err));
+		if (!uname(&uts))
+			prom_info.kernel = uts.release;
+		prom_info.top_comms = env.prom_top_comm;
 	}
 	if (!have_bpf_caps())
 		die("needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs: run it with sudo");
@@ -490,6 +636,9 @@ int main(int argc, char **argv)
 	ctx.realtime_offset = clock_s(CLOCK_REALTIME) - clock_s(CLOCK_MONOTONIC);
 	start = clock_s(CLOCK_MONOTONIC);
 	deadline = env.duration > 0 ? start + env.duration : 0;
+	every = env.interval ? env.interval : env.prom_file ? PROM_DEFAULT_INTERVAL_S : 0;
+	if (every)
+		next_report = start + every;
 	verbose("attach mode: tracepoint (tp_btf writeback_dirty_folio, folio_wait_writeback)\n");
 	fprintf(stderr, "Tracing writes to pages under writeback%s. %s\n",
 		env.quiet ? " (summary only)" : "",
@@ -507,6 +656,15 @@ int main(int argc, char **argv)
 				break;
 			if ((deadline - now) * 1000 < timeout_ms)
 				timeout_ms = (int)((deadline - now) * 1000) + 1;
+		}
+		if (next_report) {
+			if (now >= next_report) {
+				report(skel, start, false);
+				next_report += every;
+				continue;
+			}
+			if ((next_report - now) * 1000 < timeout_ms)
+				timeout_ms = (int)((next_report - now) * 1000) + 1;
 		}
 		if (rb) {
 			/* The BPF side wakes us only when the ring fills up (no
@@ -528,23 +686,12 @@ int main(int argc, char **argv)
 	stablepage_bpf__detach(skel);
 	if (rb)
 		ring_buffer__consume(rb);
-
-	summary.duration_s = clock_s(CLOCK_MONOTONIC) - start;
-	err = read_summary(skel, &summary);
-	if (err) {
-		fprintf(stderr, "stablepage-trace: cannot read the counters: %s\n", strerror(-err));
+	if (report(skel, start, true))
 		goto cleanup;
-	}
-	if (env.json)
-		print_summary_json(stdout, &summary, env.top);
-	else
-		print_summary_text(stdout, &summary, env.top);
-	fflush(stdout);
 	verbose("events streamed: %llu\n", ctx.streamed);
 	ret = 0;
 
 cleanup:
-	free_summary(&summary);
 	ring_buffer__free(rb);
 	stablepage_bpf__destroy(skel);
 	if (cgroup_fd >= 0)

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Prometheus text exposition format, for node_exporter's textfile collector. */
+#ifndef SPT_PROM_H
+#define SPT_PROM_H
+
+#include <stdio.h>
+#include "report.h"
+
+struct prom_info {
+	const char *version;
+	const char *attach_mode;
+	const char *kernel;
+	size_t top_comms; /* stablepage_comm_violations_total for at most this many comms */
+};
+
+/* A label value: \ " and newline escaped, bytes that are not UTF-8 as '?'. */
+void prom_label_value(FILE *f, const char *s);
+/* Every metric of the summary; counters are cumulative since the start. */
+void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *info);
+/* Can files be created next to path? 0, or -errno. */
+int prom_check_path(const char *path);
+/* Writes a temporary file in path's directory and renames it to path, so a
+ * reader never sees a partial file. 0, or -errno. */
+int prom_write_file(const char *path, const struct spt_summary *s, const struct prom_info *info);
+
+#endif
