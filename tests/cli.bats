@@ -81,3 +81,19 @@ expect_error() {
 	expect_error 1 "lacks tracepoint writeback:writeback_dirty_folio \(added in Linux 5.16\)" \
 		--btf "$BATS_TEST_TMPDIR/k.o" -d 1
 }
+
+@test "--prom-file in a missing or read-only directory: exit 2 at start" {
+	expect_error 2 "cannot create files next to --prom-file $BATS_TEST_TMPDIR/nodir/x.prom: No such file or directory" \
+		--prom-file "$BATS_TEST_TMPDIR/nodir/x.prom"
+	local ro=$BATS_TEST_TMPDIR/ro
+	mkdir "$ro"
+	mount -t tmpfs -o ro,size=1m none "$ro"
+	on_cleanup "umount $ro"
+	expect_error 2 "cannot create files next to --prom-file $ro/x.prom: Read-only file system" \
+		--prom-file "$ro/x.prom"
+}
+
+@test "bad --interval and --prom-top-comm: exit 2" {
+	expect_error 2 "invalid interval 'x'" -i x
+	expect_error 2 "invalid --prom-top-comm 'many'" --prom-top-comm many
+}

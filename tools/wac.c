@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sys/prctl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -48,11 +49,12 @@ static char *map;
 static void __attribute__((noreturn)) usage(int code)
 {
 	fprintf(code ? stderr : stdout,
-		"usage: wac [-p A-F] [-t THREADS] [-s SIZE[k|m]] [-d SECS] [-S N] FILE\n"
+		"usage: wac [-p A-F] [-t THREADS] [-s SIZE[k|m]] [-d SECS] [-S N] [-n COMM] FILE\n"
 		"  -p  profile: A write()+sync_file_range, B mmap+msync, C both, D C+O_DIRECT,\n"
 		"      E A+O_DIRECT, F B+O_DIRECT (default A)\n"
 		"  -t  threads (default 4)   -s  file size (default 64k)\n"
-		"  -d  duration in seconds (default 5)   -S  start writeback every N ops (default 4)\n");
+		"  -d  duration in seconds (default 5)   -S  start writeback every N ops (default 4)\n"
+		"  -n  set the process name (comm) first, e.g. to test how tools escape it\n");
 	exit(code);
 }
 
@@ -141,7 +143,7 @@ int main(int argc, char **argv)
 	int c, nmap = 0, nwrite = 0;
 	double secs;
 
-	while ((c = getopt(argc, argv, "p:t:s:d:S:h")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:s:d:S:n:h")) != -1) {
 		switch (c) {
 		case 'p':
 			opt.profile = optarg[0] & ~0x20;
@@ -159,6 +161,13 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			opt.sync_every = (unsigned)atoi(optarg);
+			break;
+		case 'n':
+			/* Threads created later inherit it. */
+			if (prctl(PR_SET_NAME, optarg, 0, 0, 0)) {
+				perror("wac: prctl(PR_SET_NAME)");
+				exit(1);
+			}
 			break;
 		case 'h':
 			usage(0);

@@ -270,7 +270,7 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 {
 	const struct spt_totals *t = &s->totals;
 
-	fprintf(f, "{\"type\":\"%s\",", s->final ? "summary" : "interval");
+	fprintf(f, "{\"type\":\"%s\",", s->interval ? "interval" : "summary");
 	fprintf(f, "\"duration_s\":%.3f,\"violations\":", s->duration_s);
 	json_kinds(f, t->violations);
 	fprintf(f, ",\"violations_total\":%llu,\"stable_waits\":%llu,\"other_waits\":%llu,"
@@ -399,7 +399,7 @@ void print_log2_hist(FILE *f, const __u64 slots[SPT_HIST_SLOTS])
 	}
 	if (last < 0)
 		return;
-	fprintf(f, "%*s%-*s : count    distribution\n", 10, "", 14, "usecs");
+	fprintf(f, "%*s%-*s : count    distribution\n", 5, "", 19, "usecs");
 	for (int i = 0; i <= last; i++) {
 		unsigned long long low = i ? 1ULL << i : 0, high = (1ULL << (i + 1)) - 1;
 		int stars = (int)(slots[i] * stars_max / max);

@@ -35,7 +35,7 @@ struct file_row {
 };
 
 struct spt_summary {
-	bool final;       /* at exit ("summary"), else an interval report ("interval") */
+	bool interval;     /* an -i report ("interval"), not the one at exit ("summary") */
 	double duration_s; /* since the start: all counts are cumulative */
 	struct spt_totals totals;
 	struct dev_row *devs;

@@ -486,7 +486,7 @@ static struct prom_info prom_info = { .version = SPT_VERSION, .attach_mode = "tr
  */
 static int report(struct stablepage_bpf *skel, double start, bool final)
 {
-	struct spt_summary s = { .final = final };
+	struct spt_summary s = { .interval = !final };
 	int err;
 
 	s.duration_s = clock_s(CLOCK_MONOTONIC) - start;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "json.h"
 #include "parse.h"
+#include "prom.h"
 #include "report.h"
 
 static int failures, checks;
@@ -173,6 +174,129 @@ static void test_summary_json(void)
 	free(out);
 }
 
+static void label_of(FILE *f, const void *s)
+{
+	prom_label_value(f, s);
+}
+
+static void test_prom_escape(void)
+{
+	char *out;
+
+	out = capture(label_of, "a\"b\\c\nd");
+	CHECK(!strcmp(out, "\"a\\\"b\\\\c\\nd\""));
+	free(out);
+	out = capture(label_of, "caf\xc3\xa9");	/* valid UTF-8 kept */
+	CHECK(!strcmp(out, "\"caf\xc3\xa9\""));
+	free(out);
+	out = capture(label_of, "x\xff\xc3y\xed\xa0\x80"); /* invalid, truncated, surrogate */
+	CHECK(!strcmp(out, "\"x??y???\""));
+	free(out);
+}
+
+static void log2_hist_of(FILE *f, const void *slots)
+{
+	print_log2_hist(f, slots);
+}
+
+static void test_log2_hist(void)
+{
+	__u64 slots[SPT_HIST_SLOTS] = { [0] = 1, [2] = 4, [3] = 2 };
+	char *out = capture(log2_hist_of, slots);
+
+	CHECK(strstr(out, "usecs               : count    distribution\n") != NULL);
+	CHECK(strstr(out, "         0 -> 1          : 1        |**********                              |\n"));
+	CHECK(strstr(out, "         4 -> 7          : 4        |****************************************|\n"));
+	CHECK(strstr(out, "         8 -> 15         : 2        |********************                    |\n"));
+	CHECK(!strstr(out, "16 -> 31")); /* stops at the last non-empty slot */
+	free(out);
+	memset(slots, 0, sizeof(slots));
+	slots[SPT_HIST_SLOTS - 1] = 1;
+	out = capture(log2_hist_of, slots);
+	CHECK(strstr(out, "134217728 -> ...        : 1") != NULL);
+	free(out);
+}
+
+static void prom_of(FILE *f, const void *s)
+{
+	const struct prom_info info = { .version = "1.2", .attach_mode = "tracepoint",
+					.kernel = "6.1.0", .top_comms = 1 };
+
+	prom_format(f, s, &info);
+}
+
+/* The value of the sample line starting with "prefix ". */
+static double sample(const char *text, const char *prefix)
+{
+	const char *p = text;
+	size_t n = strlen(prefix);
+
+	while ((p = strstr(p, prefix))) {
+		if ((p == text || p[-1] == '\n') && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+		p += n;
+	}
+	return -1;
+}
+
+static void test_prom_format(void)
+{
+	struct dev_row dev = { .dev = 7 << 20, .device = "loop0" };
+	struct proc_row procs[3] = {};
+	struct hist_row hists[3] = {};
+	struct spt_summary s = { .devs = &dev, .ndevs = 1, .procs = procs, .nprocs = 3,
+				 .hists = hists, .nhists = 3 };
+	char *out;
+
+	strcpy(dev.s.fstype, "ext4");
+	dev.s.violations[SPT_KIND_MMAP] = 5;
+	dev.s.waits[SPT_KIND_WRITE] = 2;
+	dev.s.waits[SPT_KIND_OTHER] = 9;
+	strcpy(procs[0].s.comm, "db");
+	procs[0].s.violations[SPT_KIND_WRITE] = 3;
+	strcpy(procs[1].s.comm, "db");
+	procs[1].s.violations[SPT_KIND_MMAP] = 2;
+	strcpy(procs[2].s.comm, "other");
+	procs[2].s.violations[SPT_KIND_MMAP] = 4;
+	/* Two stable-wait rows (mmap, write) on one device make one series. */
+	for (int i = 0; i < 2; i++) {
+		hists[i].key = (struct spt_hist_key){ .dev = dev.dev, .type = SPT_HIST_WAIT, .kind = i };
+		strcpy(hists[i].device, "loop0");
+		hists[i].h.slots[3] = 2; /* 8..15 us */
+		hists[i].h.slots[SPT_HIST_SLOTS - 1] = 1;
+		hists[i].h.count = 3;
+		hists[i].h.sum_ns = 1000000000ULL + 20000;
+	}
+	hists[2].key = (struct spt_hist_key){ .dev = dev.dev, .type = SPT_HIST_WOULD_STALL,
+					      .kind = SPT_KIND_MMAP };
+	strcpy(hists[2].device, "loop0");
+	hists[2].h.slots[0] = 1;
+	hists[2].h.count = 1;
+	hists[2].h.sum_ns = 500;
+	sort_hists(hists, 3);
+
+	out = capture(prom_of, &s);
+	CHECK(strstr(out, "# TYPE stablepage_violations_total counter\n") != NULL);
+	CHECK(sample(out, "stablepage_violations_total{device=\"loop0\",fstype=\"ext4\",kind=\"mmap\"}") == 5);
+	CHECK(sample(out, "stablepage_stable_waits_total{device=\"loop0\"}") == 2);
+	CHECK(sample(out, "stablepage_other_waits_total{device=\"loop0\"}") == 9);
+	CHECK(sample(out, "stablepage_build_info{version=\"1.2\",attach_mode=\"tracepoint\",kernel=\"6.1.0\"}") == 1);
+	/* Buckets are cumulative; le=16us ends slot 3; +Inf == _count. */
+	CHECK(sample(out, "stablepage_stable_wait_seconds_bucket{device=\"loop0\",le=\"8e-06\"}") == 0);
+	CHECK(sample(out, "stablepage_stable_wait_seconds_bucket{device=\"loop0\",le=\"1.6e-05\"}") == 4);
+	CHECK(sample(out, "stablepage_stable_wait_seconds_bucket{device=\"loop0\",le=\"134.217728\"}") == 4);
+	CHECK(sample(out, "stablepage_stable_wait_seconds_bucket{device=\"loop0\",le=\"+Inf\"}") == 6);
+	CHECK(sample(out, "stablepage_stable_wait_seconds_count{device=\"loop0\"}") == 6);
+	CHECK(sample(out, "stablepage_stable_wait_seconds_sum{device=\"loop0\"}") == 2.00004);
+	CHECK(sample(out, "stablepage_would_stall_seconds_bucket{device=\"loop0\",kind=\"mmap\",le=\"2e-06\"}") == 1);
+	CHECK(sample(out, "stablepage_would_stall_seconds_sum{device=\"loop0\",kind=\"mmap\"}") == 5e-7);
+	CHECK(!strstr(out, "stablepage_other_wait_seconds_bucket")); /* no such samples */
+	/* --prom-top-comm 1: comms summed over processes, the busiest only. */
+	CHECK(sample(out, "stablepage_comm_violations_total{comm=\"db\"}") == 5);
+	CHECK(!strstr(out, "comm=\"other\""));
+	free(out);
+}
+
 int main(void)
 {
 	test_duration();
@@ -182,6 +306,9 @@ int main(void)
 	test_json();
 	test_totals_and_sort();
 	test_summary_json();
+	test_prom_escape();
+	test_log2_hist();
+	test_prom_format();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

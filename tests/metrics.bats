@@ -1,0 +1,167 @@
+#!/usr/bin/env bats
+# Histograms and the Prometheus textfile export, on the running kernel with
+# real filesystems, checked by Debian's promtool and a real node_exporter.
+load helpers
+
+setup() { spt_setup; }
+teardown() { spt_teardown; }
+
+# trace_mmap_ext4 [stable] ARGS...: ext4 on a loop device, the mmap profile
+# for 3 s under the tracer with ARGS; PROM is the metrics file.
+trace_mmap_ext4() {
+	local stable=
+	[ "${1:-}" = stable ] && { stable=stable; shift; }
+	make_fs ext4 $stable
+	PROM_DIR=$BATS_TEST_TMPDIR/textfile
+	mkdir -p "$PROM_DIR"
+	PROM=$PROM_DIR/stablepage.prom
+	start_tracer --json --dev "$LOOP" --prom-file "$PROM" "$@"
+	"$WAC" -p B -d 3 "${WAC_ARGS[@]}" "$MNT/f" > /dev/null
+	stop_tracer
+	assert_detached
+}
+
+# metric NAME{LABELS}: the value of one sample line in PROM.
+metric() {
+	awk -v m="$1" 'index($0, m " ") == 1 { print $NF }' "$PROM"
+}
+
+# check_histograms: for every histogram series in PROM, buckets are
+# cumulative, le ascending, +Inf == _count, and _sum lies within what the
+# bucket bounds allow (each sample >= its bucket's lower bound, < its le).
+check_histograms() {
+	awk '
+	/^#/ { next }
+	/_bucket\{/ {
+		series = $1; sub(/,?le="[^"]*"/, "", series); sub(/_bucket/, "", series)
+		match($1, /le="[^"]*"/); le = substr($1, RSTART + 4, RLENGTH - 5)
+		v = $NF
+		if (series in last && v < last[series]) { print "not cumulative: " $0; bad = 1 }
+		if (le != "+Inf") {
+			if (series in lastle && le + 0 <= lastle[series]) { print "le not ascending: " $0; bad = 1 }
+			n = v - (series in last ? last[series] : 0)
+			lo[series] += n * (series in lastle ? lastle[series] : 0)
+			hi[series] += n * le
+			lastle[series] = le + 0
+		} else {
+			inf[series] = v
+			# Samples above the last finite le have no upper bound.
+			if (v > last[series]) hi[series] = "none"
+		}
+		last[series] = v
+		next
+	}
+	/_count\{/ { s = $1; sub(/_count/, "", s); count[s] = $NF; next }
+	/_sum\{/ { s = $1; sub(/_sum/, "", s); sum[s] = $NF; next }
+	END {
+		for (s in inf) {
+			if (!(s in count) || inf[s] != count[s]) { print "+Inf != _count: " s; bad = 1 }
+			if (sum[s] + 1e-6 < lo[s]) { print "_sum below bucket bounds: " s; bad = 1 }
+			if (hi[s] != "none" && sum[s] > hi[s] + 1e-6) { print "_sum above bounds: " s; bad = 1 }
+			n++
+		}
+		if (!n) { print "no histogram"; bad = 1 }
+		exit bad
+	}' "$PROM"
+}
+
+@test "mmap profile on ext4: promtool accepts the metrics file, violations counted" {
+	WAC_ARGS=()
+	trace_mmap_ext4
+	run promtool check metrics < "$PROM"
+	assert_success
+	local dev=${LOOP#/dev/}
+	[ "$(metric "stablepage_violations_total{device=\"$dev\",fstype=\"ext4\",kind=\"mmap\"}")" -gt 0 ]
+	[ "$(metric "stablepage_violations_total{device=\"$dev\",fstype=\"ext4\",kind=\"mmap\"}")" = \
+		"$(summary '.devices[0].violations.mmap')" ]
+	[ "$(metric "stablepage_stable_writes{device=\"$dev\",fstype=\"ext4\"}")" = 0 ]
+	grep -q '^stablepage_build_info{version="[^"]*",attach_mode="tracepoint",kernel="'"$(uname -r)"'"} 1$' "$PROM"
+	# Never a partial or temporary file left next to it.
+	[ "$(ls "$PROM_DIR")" = stablepage.prom ]
+}
+
+@test "histograms: cumulative buckets, +Inf == _count, _sum within bounds" {
+	WAC_ARGS=()
+	trace_mmap_ext4
+	run check_histograms
+	assert_success
+	# The JSON summary carries the same histograms, slot by slot.
+	local dev=${LOOP#/dev/}
+	[ "$(summary '[.histograms[] | select(.name == "would-stall") | .count] | add')" = \
+		"$(metric "stablepage_would_stall_seconds_count{device=\"$dev\",kind=\"mmap\"}")" ]
+	[ "$(summary '[.histograms[] | .count == (.usecs_log2 | add)] | all')" = true ]
+}
+
+@test "mmap profile on ext4: would-stall timed every violation whose I/O end was seen" {
+	WAC_ARGS=()
+	trace_mmap_ext4
+	local total timed untimed pending
+	total=$(summary .violations_total)
+	timed=$(summary '[.histograms[] | select(.name == "would-stall") | .count] | add // 0')
+	untimed=$(summary .would_stall_untimed)
+	pending=$(summary .would_stall_pending)
+	echo "violations $total = timed $timed + untimed $untimed + in flight $pending"
+	[ "$timed" -gt 0 ]
+	[ "$((timed + untimed + pending))" -eq "$total" ]
+	# Every timed violation is in the process's would-stall total.
+	[ "$(summary '.top_processes[0].would_stall_ns')" = \
+		"$(summary '[.histograms[] | select(.name == "would-stall") | .sum_ns] | add')" ]
+}
+
+@test "ext4 with stable writes enforced: stable-wait histogram non-empty, no violations" {
+	WAC_ARGS=()
+	trace_mmap_ext4 stable
+	local dev=${LOOP#/dev/}
+	[ "$(summary .violations_total)" -eq 0 ]
+	[ "$(summary '[.histograms[] | select(.name == "stable-wait") | .count] | add')" -gt 0 ]
+	[ "$(metric "stablepage_stable_wait_seconds_count{device=\"$dev\"}")" -gt 0 ]
+	[ "$(metric "stablepage_stable_writes{device=\"$dev\",fstype=\"ext4\"}")" = 1 ]
+	# Timed + untimed + still waiting == the stable waits counted.
+	local waits timed untimed pending
+	waits=$(summary '.stable_waits + .other_waits')
+	timed=$(summary '[.histograms[] | select(.name == "stable-wait" or .name == "other-wait") | .count] | add')
+	untimed=$(summary .wait_untimed)
+	pending=$(summary .waits_pending)
+	echo "waits $waits = timed $timed + untimed $untimed + waiting $pending"
+	[ "$((timed + untimed + pending))" -eq "$waits" ]
+	run promtool check metrics < "$PROM"
+	assert_success
+}
+
+@test "a comm with a quote, a backslash and a newline is escaped; promtool accepts it" {
+	WAC_ARGS=(-n "$(printf 'a"b\\c\nd')")
+	trace_mmap_ext4 --prom-top-comm 3
+	run promtool check metrics < "$PROM"
+	assert_success
+	grep -qF 'stablepage_comm_violations_total{comm="a\"b\\c\nd"} ' "$PROM"
+}
+
+@test "node_exporter's textfile collector scrapes the file: our counter > 0, no scrape error" {
+	WAC_ARGS=()
+	trace_mmap_ext4
+	local port=$((20000 + RANDOM % 20000)) body=$BATS_TEST_TMPDIR/metrics
+	prometheus-node-exporter --web.listen-address="127.0.0.1:$port" \
+		--collector.disable-defaults --collector.textfile \
+		--collector.textfile.directory="$PROM_DIR" > "$BATS_TEST_TMPDIR/ne.log" 2>&1 &
+	on_cleanup "kill $! 2>/dev/null; wait $! 2>/dev/null"
+	for _ in $(seq 100); do
+		curl -sf "http://127.0.0.1:$port/metrics" > "$body" && break
+		sleep 0.1
+	done
+	grep -q '^node_textfile_scrape_error 0$' "$body" || { cat "$BATS_TEST_TMPDIR/ne.log"; return 1; }
+	run awk '/^stablepage_violations_total\{.*kind="mmap"/ { print $NF }' "$body"
+	assert_success
+	[ "${output:-0}" -gt 0 ]
+}
+
+@test "-i: interval reports are cumulative, then the summary" {
+	make_fs ext4
+	start_tracer --json -q --dev "$LOOP" -i 1
+	"$WAC" -p B -d 3 "$MNT/f" > /dev/null
+	sleep 1
+	stop_tracer
+	run jq -rs '[.[] | select(.type == "interval") | .violations_total] as $v |
+		($v | length >= 2) and ([range(1; $v | length) | $v[.] >= $v[. - 1]] | all) and
+		(.[-1].type == "summary") and (.[-1].violations_total >= $v[-1])' "$TRACE_OUT"
+	assert_output true
+}
