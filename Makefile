@@ -76,12 +76,20 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh $(OUTPUT)
 
-test: deps
+# promtool, node_exporter and curl for the metrics tests.
+TEST_PACKAGES := prometheus prometheus-node-exporter curl
+
+test:
+	$(Q)tools/install-deps.sh $(TEST_PACKAGES)
 	$(Q)$(MAKE) --no-print-directory all unit
 	$(Q)tests/run.sh $(OUTPUT)
 
 # The suite again inside a QEMU guest on Debian's current kernel (6.1).
-vmtest: deps
+vm# promtool, node_exporter and curl for the metrics tests.
+TEST_PACKAGES := prometheus prometheus-node-exporter curl
+
+test:
+	$(Q)tools/install-deps.sh $(TEST_PACKAGES)
 	$(Q)$(MAKE) --no-print-directory all unit
 	$(Q)tools/vmtest.sh
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs exactly the Debian packages stablepage-trace needs to build, demo and
-# test, plus any named as arguments (make bench adds bpftrace and time).
+# test, plus any named as arguments (make test adds promtool's and
+# node_exporter's packages, make bench bpftrace and time).
 # Idempotent: does nothing (not even apt-get update) when all are present.
 set -eu
 
@@ -25,5 +26,15 @@ fi
 echo "install-deps: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q >/dev/null
+# Packages with daemons (prometheus, the node exporter) must not start them:
+# the tests run their own node_exporter on 127.0.0.1. policy-rc.d is
+# Debian's switch for that; ours is removed afterwards.
+policy=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	policy=/usr/sbin/policy-rc.d
+	printf '#!/bin/sh\nexit 101\n' > "$policy"
+	chmod 0755 "$policy"
+	trap 'rm -f "$policy"' EXIT
+fi
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing >/dev/null
