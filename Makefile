@@ -23,7 +23,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 	-Wall -Werror -Wno-unused-function
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 
-USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse.o json.o prom.o)
+USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse.o json.o prom.o enforce.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o)
 
 .PHONY: all clean deps demo test unit install vmlinux bench vmtest
@@ -85,10 +85,7 @@ test:
 	$(Q)tests/run.sh $(OUTPUT)
 
 # The suite again inside a QEMU guest on Debian's current kernel (6.1).
-vm# promtool, node_exporter and curl for the metrics tests.
-TEST_PACKAGES := prometheus prometheus-node-exporter curl
-
-test:
+vmtest:
 	$(Q)tools/install-deps.sh $(TEST_PACKAGES)
 	$(Q)$(MAKE) --no-print-directory all unit
 	$(Q)tools/vmtest.sh
