@@ -147,6 +147,8 @@ struct {
  */
 __u64 n_inflight_violations;
 __u64 n_waiting;
+/* Always 0; see handle_rq_complete(). */
+__u32 walk_state_zero;
 
 static struct spt_hist zero_hist;
 
@@ -550,6 +552,12 @@ static __always_inline void handle_switch(bool preempt, struct task_struct *prev
  * Walk the pages of a completed write request: bios, their bio_vecs (a
  * bio_vec may span several pages, and so several folios), pages. One page,
  * bio_vec or bio per bpf_loop() step.
+ *
+ * A bio that owns its bio_vec table (what filesystems submit) has bi_vcnt
+ * entries in it; by completion its iterator may already be consumed (6.1:
+ * bi_iter.bi_size is 0 at block_rq_complete on loop devices). A clone (a
+ * split, dm) shares its parent's table and has bi_vcnt 0: only its
+ * iterator says which part is its own.
  */
 #define PAGE_SHIFT_X86 12
 #define WALK_MAX_STEPS 4096
@@ -559,10 +567,11 @@ struct walk_ctx {
 	struct bio *bio;       /* next bio to load */
 	__u64 vecs;            /* current bio's bi_io_vec */
 	__u32 vec_idx;
-	__u32 bytes_left;      /* in the current bio, from vecs[vec_idx] on */
+	__u32 vecs_left;       /* bio_vecs left in an owned table, or 0 */
+	__u32 bytes_left;      /* for a clone: bytes left from vecs[vec_idx] on */
+	__u32 have_vec;
 	__u64 vec_page;        /* current bio_vec's first page */
 	__u32 page_idx, page_end; /* pages of the current bio_vec still to visit */
-	__u32 have_vec;
 	__u64 last_folio;
 };
 
@@ -591,26 +600,37 @@ static long walk_step(__u64 i, struct walk_ctx *c)
 		struct bio_vec bv;
 		__u32 len;
 
-		if (!c->bytes_left) {
+		if (!c->vecs_left && !c->bytes_left) {
 			struct bio *bio = c->bio;
 
 			if (!bio)
 				return 1;
 			c->vecs = (__u64)BPF_CORE_READ(bio, bi_io_vec);
-			c->vec_idx = BPF_CORE_READ(bio, bi_iter.bi_idx);
-			c->bytes_left = BPF_CORE_READ(bio, bi_iter.bi_size) +
-					BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
+			c->vecs_left = BPF_CORE_READ(bio, bi_vcnt);
+			if (c->vecs_left) {
+				c->vec_idx = 0;
+			} else {
+				c->vec_idx = BPF_CORE_READ(bio, bi_iter.bi_idx);
+				c->bytes_left = BPF_CORE_READ(bio, bi_iter.bi_size) +
+						BPF_CORE_READ(bio, bi_iter.bi_bvec_done);
+			}
 			c->bio = BPF_CORE_READ(bio, bi_next);
 			return 0;
 		}
 		if (bpf_probe_read_kernel(&bv, sizeof(bv),
 					  (void *)(c->vecs + c->vec_idx * bpf_core_type_size(struct bio_vec))) ||
 		    !bv.bv_len) {
-			c->bytes_left = 0;
+			c->vecs_left = c->bytes_left = 0;
 			return 0;
 		}
-		len = bv.bv_len < c->bytes_left ? bv.bv_len : c->bytes_left;
-		c->bytes_left -= len;
+		len = bv.bv_len;
+		if (c->vecs_left) {
+			c->vecs_left--;
+		} else {
+			if (len > c->bytes_left)
+				len = c->bytes_left;
+			c->bytes_left -= len;
+		}
 		c->vec_idx++;
 		c->vec_page = (__u64)bv.bv_page;
 		c->page_idx = bv.bv_offset >> PAGE_SHIFT_X86;
@@ -635,8 +655,8 @@ static long walk_step(__u64 i, struct walk_ctx *c)
 
 /*
  * A block request completed. blk_update_request() fires the tracepoint
- * before it ends any bio, so the request's bios and their iterators are
- * intact, and the folios' writeback ends right after.
+ * before it ends any bio, so the request's bios are intact, and the
+ * folios' writeback ends right after.
  */
 static __always_inline int handle_rq_complete(struct request *rq)
 {
@@ -653,7 +673,20 @@ static __always_inline int handle_rq_complete(struct request *rq)
 	if (dev && start && now > start && dev_selected(dev, 0))
 		hist_add(dev, SPT_HIST_WRITEBACK, 0, now - start);
 	if (n_inflight_violations) {
-		struct walk_ctx c = { .now = now, .bio = rq->bio };
+		/*
+		 * Before 6.7 ("bpf: verify callbacks as if they are called unknown
+		 * number of times") the verifier checks a bpf_loop() callback once,
+		 * with the caller's stack as it is at the call, and drops the code
+		 * that is dead for that one state: with these fields known to be 0
+		 * only the first step survived (6.1: no folio was ever found).
+		 * Start them from a value it cannot know.
+		 */
+		__u32 z = walk_state_zero;
+		struct walk_ctx c = {
+			.now = now, .bio = rq->bio, .vec_idx = z, .vecs_left = z, .bytes_left = z,
+			.have_vec = z, .page_idx = z, .page_end = z, .last_folio = z, .vecs = z,
+			.vec_page = z,
+		};
 
 		bpf_loop(WALK_MAX_STEPS, walk_step, &c, 0);
 	}

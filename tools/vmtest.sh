@@ -25,7 +25,8 @@ mods=$cache/root/lib/modules/$kver
 
 # initramfs: busybox and the modules needed to mount the host root over 9p.
 # Everything else is loaded from the extracted tree once the host root is up.
-initrd=$cache/initrd-$kver.cpio.gz
+# Named after this script too, so a changed init is rebuilt.
+initrd=$cache/initrd-$kver-$(sha1sum "$0" | cut -c1-8).cpio.gz
 if [ ! -f "$initrd" ]; then
 	staging=$(mktemp -d)
 	mkdir -p "$staging"/{bin,mods,proc,sys,dev,newroot}
@@ -42,6 +43,8 @@ if [ ! -f "$initrd" ]; then
 	mount -t proc proc /proc
 	mount -t sysfs sys /sys
 	mount -t devtmpfs dev /dev
+	# Loopback only: the metrics tests run node_exporter on 127.0.0.1.
+	ip link set lo up
 	for m in $(cat /mods/order); do
 		[ -f /mods/$m.ko ] && insmod /mods/$m.ko
 	done
