@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "json.h"
 
-/* Length of the valid UTF-8 sequence at p, 0 if invalid. */
-static int utf8_seq_len(const unsigned char *p)
+int utf8_seq_len(const unsigned char *p)
 {
 	int n;
 	unsigned int cp;

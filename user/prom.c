@@ -11,34 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "json.h"
 #include "prom.h"
-
-/* Length of the valid UTF-8 sequence at s, 0 if invalid (no overlongs or surrogates). */
-static int utf8_len(const unsigned char *s)
-{
-	int n;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (int i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
 
 void prom_label_value(FILE *f, const char *str)
 {
@@ -46,7 +20,7 @@ void prom_label_value(FILE *f, const char *str)
 
 	fputc('"', f);
 	while (*s) {
-		int n = utf8_len(s);
+		int n = *s < 0x80 ? 1 : utf8_seq_len(s);
 
 		if (*s == '\\')
 			fputs("\\\\", f);
@@ -74,6 +48,16 @@ static void label(FILE *f, bool first, const char *key, const char *value)
 	prom_label_value(f, value);
 }
 
+/* "NAME_SUFFIX{device="..."[,kind="..."]": a series' name and its labels, left open. */
+static void series(FILE *f, const char *name, const char *suffix, const char *device,
+		   const char *kind)
+{
+	fprintf(f, "%s%s{", name, suffix);
+	label(f, true, "device", device);
+	if (kind)
+		label(f, false, "kind", kind);
+}
+
 /* Slot i holds durations < 2^(i+1) us (report.h), so it ends bucket le=2^(i+1) us. */
 static void histogram(FILE *f, const char *name, const char *device, const char *kind,
 		      const struct spt_hist *h)
@@ -82,26 +66,15 @@ static void histogram(FILE *f, const char *name, const char *device, const char 
 
 	for (int i = 0; i < SPT_HIST_SLOTS - 1; i++) {
 		cum += h->slots[i];
-		fprintf(f, "%s_bucket{", name);
-		label(f, true, "device", device);
-		if (kind)
-			label(f, false, "kind", kind);
+		series(f, name, "_bucket", device, kind);
 		fprintf(f, ",le=\"%.9g\"} %llu\n", (double)(1ULL << (i + 1)) / 1e6,
 			(unsigned long long)cum);
 	}
-	fprintf(f, "%s_bucket{", name);
-	label(f, true, "device", device);
-	if (kind)
-		label(f, false, "kind", kind);
+	series(f, name, "_bucket", device, kind);
 	fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)h->count);
-	fprintf(f, "%s_sum{", name);
-	label(f, true, "device", device);
-	if (kind)
-		label(f, false, "kind", kind);
-	fprintf(f, "} %.9f\n%s_count{", h->sum_ns / 1e9, name);
-	label(f, true, "device", device);
-	if (kind)
-		label(f, false, "kind", kind);
+	series(f, name, "_sum", device, kind);
+	fprintf(f, "} %.9f\n", h->sum_ns / 1e9);
+	series(f, name, "_count", device, kind);
 	fprintf(f, "} %llu\n", (unsigned long long)h->count);
 }
 
