@@ -97,3 +97,10 @@ expect_error() {
 	expect_error 2 "invalid interval 'x'" -i x
 	expect_error 2 "invalid --prom-top-comm 'many'" --prom-top-comm many
 }
+
+@test "enforce options: misuse is a usage error" {
+	expect_error 2 "belong to 'stablepage-trace enforce'" --native --dev loop0
+	expect_error 2 "enforce needs --native" enforce -q
+	expect_error 2 "enforce --native needs --dev" enforce --native
+	expect_error 2 "enforce --restore takes no other" enforce --restore --dev "$(lsblk -ndo NAME | head -1)"
+}

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include "parse.h"
 
 bool parse_duration(const char *s, double *secs)
@@ -122,5 +124,74 @@ bool parse_mountinfo_line(char *line, struct mountinfo_entry *e)
 	e->mountpoint = fields[4];
 	e->fstype = fields[sep + 1];
 	e->source = fields[sep + 2];
+	e->mount_opts = fields[5];
+	e->super_opts = n > sep + 3 ? fields[sep + 3] : "";
 	return true;
+}
+
+/* The per-mount-point flags mountinfo shows (show_mnt_opts() in fs/proc_namespace.c). */
+static const struct {
+	const char *name;
+	unsigned long flag;
+} mount_flags[] = {
+	{"ro", MS_RDONLY},	   {"nosuid", MS_NOSUID},
+	{"nodev", MS_NODEV},	   {"noexec", MS_NOEXEC},
+	{"sync", MS_SYNCHRONOUS},  {"dirsync", MS_DIRSYNC},
+	{"noatime", MS_NOATIME},   {"nodiratime", MS_NODIRATIME},
+	{"relatime", MS_RELATIME}, {"strictatime", MS_STRICTATIME},
+	{"lazytime", MS_LAZYTIME},
+};
+
+bool mount_args(const char *mount_opts, const char *super_opts, unsigned long *flags, char *data,
+		size_t len)
+{
+	const char *p, *end;
+	size_t used = 0;
+
+	*flags = 0;
+	for (p = mount_opts; *p; p = *end ? end + 1 : end) {
+		size_t n;
+
+		end = strchrnul(p, ',');
+		n = end - p;
+		for (size_t i = 0; i < sizeof(mount_flags) / sizeof(mount_flags[0]); i++)
+			if (strlen(mount_flags[i].name) == n && !strncmp(p, mount_flags[i].name, n))
+				*flags |= mount_flags[i].flag;
+	}
+	if (!len)
+		return false;
+	data[0] = '\0';
+	for (p = super_opts; *p; p = *end ? end + 1 : end) {
+		size_t n;
+
+		end = strchrnul(p, ',');
+		n = end - p;
+		if (!n || (n == 2 && (!strncmp(p, "rw", 2) || !strncmp(p, "ro", 2))) ||
+		    (n == 8 && !strncmp(p, "seclabel", 8)))
+			continue;
+		if (used + !!used + n + 1 > len)
+			return false;
+		if (used)
+			data[used++] = ',';
+		memcpy(data + used, p, n);
+		used += n;
+		data[used] = '\0';
+	}
+	return true;
+}
+
+bool parse_state_line(char *line, const char **name, uint32_t *kdev, int *value)
+{
+	char *save = NULL, *dev, *val, *extra, *end;
+
+	line[strcspn(line, "\n")] = '\0';
+	*name = strtok_r(line, " ", &save);
+	dev = strtok_r(NULL, " ", &save);
+	val = strtok_r(NULL, " ", &save);
+	extra = strtok_r(NULL, " ", &save);
+	if (!*name || !dev || !val || extra || **name == '#' || !parse_majmin(dev, kdev))
+		return false;
+	errno = 0;
+	*value = (int)strtol(val, &end, 10);
+	return !errno && end != val && !*end && (*value == 0 || *value == 1);
 }

@@ -4,6 +4,7 @@
 #define SPT_PARSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Kernel-internal dev_t (include/linux/kdev_t.h): 12-bit major, 20-bit minor. */
@@ -37,9 +38,24 @@ struct mountinfo_entry {
 	const char *mountpoint;
 	const char *fstype;
 	const char *source;
+	const char *mount_opts; /* per mount point: "rw,nosuid,relatime" */
+	const char *super_opts; /* per superblock: "rw,attr2,inode64,noquota" */
 };
 /* Parses line (modified in place). False on a malformed line. */
 bool parse_mountinfo_line(char *line, struct mountinfo_entry *e);
+/*
+ * mount(2) arguments that mount a filesystem again as mountinfo describes it:
+ * flags from the mount point's options, data from the superblock's options
+ * without rw/ro (flags carry those) and seclabel (shown, not accepted).
+ * False when data does not fit in len.
+ */
+bool mount_args(const char *mount_opts, const char *super_opts, unsigned long *flags, char *data,
+		size_t len);
+
+/* One enforce state line: "loop0 7:0 0" (device, MAJ:MIN, previous
+ * stable_writes). Modified in place; name points into line. */
+bool parse_state_line(char *line, const char **name, uint32_t *kdev, int *value);
+
 /* Decodes mountinfo's octal escapes (\040 etc.) in place. */
 void unescape_octal(char *s);
 

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "enforce.h"
 #include "parse.h"
 #include "prom.h"
 #include "report.h"
@@ -47,6 +48,11 @@ static struct env {
 	const char *prom_file;
 	unsigned long prom_top_comm;
 	unsigned long top;
+	bool enforce; /* `stablepage-trace enforce ...` */
+	bool native;
+	bool remount;
+	bool persist;
+	bool restore;
 } env = { .top = 10 };
 
 /* --prom-file without -i: how often node_exporter's file is refreshed. */
@@ -70,6 +76,12 @@ static const char doc[] =
 	"\n"
 	"USAGE: stablepage-trace [-d SECS] [-p PID]... [--comm COMM] [--cgroup PATH] [--dev DEV]... "
 	"[-q] [--json] [--hist] [-i SECS] [--prom-file PATH [--prom-top-comm N]] [--top N] [-v]\n"
+	"       stablepage-trace enforce --native --dev DEV... [--remount] [--persist] [tracing options]\n"
+	"       stablepage-trace enforce --restore\n"
+	"\n"
+	"enforce --native sets the devices' queue/stable_writes to 1 and traces; filesystems mounted "
+	"before that are not enforced until mounted again (--remount unmounts and mounts them with the "
+	"same options). The previous values come back at exit; --restore undoes a killed run.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    stablepage-trace                  # one line per violation until Ctrl-C, then a summary\n"
@@ -80,7 +92,9 @@ static const char doc[] =
 	"    stablepage-trace --json | jq .    # one JSON object per line, summary last\n"
 	"    stablepage-trace -q --hist -d 60  # what stable pages would cost, as histograms\n"
 	"    stablepage-trace -q -i 5          # a summary every 5 s (cumulative)\n"
-	"    stablepage-trace -q --prom-file /var/lib/prometheus/node-exporter/stablepage.prom\n";
+	"    stablepage-trace -q --prom-file /var/lib/prometheus/node-exporter/stablepage.prom\n"
+	"    stablepage-trace enforce --native --dev sdb --remount -d 60  # stable pages for a minute\n"
+	"    stablepage-trace enforce --restore   # undo an enforce run that was killed\n";
 
 enum {
 	OPT_COMM = 0x100,
@@ -93,6 +107,10 @@ enum {
 	OPT_HIST,
 	OPT_PROM_FILE,
 	OPT_PROM_TOP_COMM,
+	OPT_NATIVE,
+	OPT_REMOUNT,
+	OPT_PERSIST,
+	OPT_RESTORE,
 };
 
 static const struct argp_option opts[] = {
@@ -110,6 +128,11 @@ static const struct argp_option opts[] = {
 	  "Write Prometheus metrics to PATH (atomically) every interval (default 15 s) and at exit", 0 },
 	{ "prom-top-comm", OPT_PROM_TOP_COMM, "N", 0,
 	  "Add violations per comm for the N busiest comms to the metrics (default 0: none)", 0 },
+	{ "native", OPT_NATIVE, NULL, 0, "enforce: the kernel's stable writes on each --dev", 0 },
+	{ "remount", OPT_REMOUNT, NULL, 0,
+	  "enforce: unmount and mount again the filesystems on --dev so that it takes effect", 0 },
+	{ "persist", OPT_PERSIST, NULL, 0, "enforce: keep stable_writes at exit (--restore undoes it)", 0 },
+	{ "restore", OPT_RESTORE, NULL, 0, "enforce: undo what a killed or --persist run changed", 0 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of " SYSFS_BTF, 0 },
 	{ "verbose", 'v', NULL, 0, "Print libbpf and loader diagnostics", 0 },
 	/* Our own: with ARGP_NO_ERRS (for one-line errors) argp's --help prints nothing and returns. */
@@ -209,6 +232,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PROM_TOP_COMM:
 		if (!parse_uint(arg, 10000, &env.prom_top_comm))
 			die_usage("invalid --prom-top-comm '%s': expected a number up to 10000", arg);
+		break;
+	case OPT_NATIVE:
+		env.native = true;
+		break;
+	case OPT_REMOUNT:
+		env.remount = true;
+		break;
+	case OPT_PERSIST:
+		env.persist = true;
+		break;
+	case OPT_RESTORE:
+		env.restore = true;
 		break;
 	case 'v':
 		env.verbose = true;
@@ -478,6 +513,8 @@ static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 
 static void free_summary(struct spt_summary *s);
 
+static bool enforcement_held = true;
+
 static struct prom_info prom_info = { .version = SPT_VERSION, .attach_mode = "tracepoint" };
 
 /*
@@ -508,6 +545,8 @@ static int report(struct stablepage_bpf *skel, double start, bool final)
 		}
 		fflush(stdout);
 	}
+	if (final && env.enforce)
+		enforcement_held = enforce_report(&s);
 	if (env.prom_file) {
 		err = prom_write_file(env.prom_file, &s, &prom_info);
 		if (err)
@@ -553,6 +592,27 @@ static int setup_filters(struct stablepage_bpf *skel, int cgroup_fd)
 	return 0;
 }
 
+/* The enforce options belong together and to the enforce command only. */
+static void check_enforce_args(void)
+{
+	if (!env.enforce) {
+		if (env.native || env.remount || env.persist || env.restore)
+			die_usage("--native, --remount, --persist and --restore belong to "
+				  "'stablepage-trace enforce'");
+		return;
+	}
+	if (env.restore) {
+		if (env.native || env.remount || env.persist || env.ndevs)
+			die_usage("enforce --restore takes no other enforce options");
+		return;
+	}
+	if (!env.native)
+		die_usage("enforce needs --native (the kernel's stable writes per device); delaying "
+			  "chosen writers from BPF is not implemented yet");
+	if (!env.ndevs)
+		die_usage("enforce --native needs --dev DEV: the block devices to enforce on");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
@@ -562,9 +622,21 @@ int main(int argc, char **argv)
 	double start, deadline, next_report = 0, every;
 	int cgroup_fd = -1, err, ret = EXIT_RUNTIME;
 
+	if (argc > 1 && !strcmp(argv[1], "enforce")) {
+		env.enforce = true;
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
 	err = argp_parse(&argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP, NULL, NULL);
 	if (err)
 		return EXIT_USAGE;
+	check_enforce_args();
+	if (env.restore) {
+		if (geteuid())
+			die("enforce --restore writes sysfs: run it with sudo");
+		return enforce_restore();
+	}
 	if (env.cgroup) {
 		cgroup_fd = open_cgroup_dir(env.cgroup);
 		if (cgroup_fd < 0)
@@ -615,6 +687,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "stablepage-trace: cannot set filters: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	/* Before attaching: the first mapping seen on a remounted filesystem
+	 * must already be the new mount's. Signals end the run through the
+	 * cleanup path from here on, so nothing stays changed. */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, on_signal);
+	if (env.enforce) {
+		struct enforce_opts eo = { .devs = env.devs, .ndevs = env.ndevs,
+					   .remount = env.remount, .persist = env.persist };
+
+		if (enforce_apply(&eo) || exiting)
+			goto cleanup;
+	}
 	err = stablepage_bpf__attach(skel);
 	if (err) {
 		fprintf(stderr, "stablepage-trace: cannot attach to the writeback tracepoints: %s "
@@ -631,8 +717,6 @@ int main(int argc, char **argv)
 		}
 	}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
 	ctx.realtime_offset = clock_s(CLOCK_REALTIME) - clock_s(CLOCK_MONOTONIC);
 	start = clock_s(CLOCK_MONOTONIC);
 	deadline = env.duration > 0 ? start + env.duration : 0;
@@ -640,8 +724,8 @@ int main(int argc, char **argv)
 	if (every)
 		next_report = start + every;
 	verbose("attach mode: tracepoint (tp_btf writeback_dirty_folio, folio_wait_writeback)\n");
-	fprintf(stderr, "Tracing writes to pages under writeback%s. %s\n",
-		env.quiet ? " (summary only)" : "",
+	fprintf(stderr, "Tracing writes to pages under writeback%s%s. %s\n",
+		env.quiet ? " (summary only)" : "", env.enforce ? ", enforcing stable writes" : "",
 		deadline ? "Ctrl-C ends early." : "Hit Ctrl-C to end.");
 	if (!env.quiet && !env.json)
 		print_event_header(stdout);
@@ -689,9 +773,10 @@ int main(int argc, char **argv)
 	if (report(skel, start, true))
 		goto cleanup;
 	verbose("events streamed: %llu\n", ctx.streamed);
-	ret = 0;
+	ret = enforcement_held ? 0 : EXIT_RUNTIME;
 
 cleanup:
+	enforce_finish();
 	ring_buffer__free(rb);
 	stablepage_bpf__destroy(skel);
 	if (cgroup_fd >= 0)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include "json.h"
 #include "parse.h"
 #include "prom.h"
@@ -99,8 +100,43 @@ static void test_mountinfo(void)
 	CHECK(!strcmp(e.mountpoint, "/mnt/with space"));
 	CHECK(!strcmp(e.fstype, "ext4"));
 	CHECK(!strcmp(e.source, "/dev/root"));
+	CHECK(!strcmp(e.mount_opts, "rw,noatime") && !strcmp(e.super_opts, "rw,errors=continue"));
 	CHECK(parse_mountinfo_line(line2, &e) && !strcmp(e.fstype, "xfs") && e.minor == 1);
 	CHECK(!parse_mountinfo_line(bad, &e));
+}
+
+static void test_mount_args(void)
+{
+	unsigned long flags;
+	char data[64], tiny[8];
+
+	CHECK(mount_args("rw,nosuid,nodev,relatime", "rw,seclabel,attr2,inode64,noquota", &flags,
+			 data, sizeof(data)));
+	CHECK(flags == (MS_NOSUID | MS_NODEV | MS_RELATIME) && !strcmp(data, "attr2,inode64,noquota"));
+	CHECK(mount_args("ro,noatime", "ro", &flags, data, sizeof(data)));
+	CHECK(flags == (MS_RDONLY | MS_NOATIME) && !strcmp(data, ""));
+	/* Whole words only: "rwfoo" is not "rw", "nodiratime" is not "noatime". */
+	CHECK(mount_args("rw,nodiratime", "rwfoo,errors=remount-ro", &flags, data, sizeof(data)));
+	CHECK(flags == MS_NODIRATIME && !strcmp(data, "rwfoo,errors=remount-ro"));
+	CHECK(!mount_args("rw", "rw,commit=30,data=ordered", &flags, tiny, sizeof(tiny)));
+}
+
+static void test_state_line(void)
+{
+	char ok[] = "loop3 7:3 0\n", one[] = "sdb 8:16 1", bad1[] = "loop3 7:3", bad2[] = "loop3 7:3 2",
+	     bad3[] = "# stablepage-trace enforce state", bad4[] = "loop3 x 0", bad5[] = "a 7:3 0 extra";
+	const char *name;
+	uint32_t dev;
+	int v;
+
+	CHECK(parse_state_line(ok, &name, &dev, &v) && !strcmp(name, "loop3") && dev == spt_kdev(7, 3) &&
+	      v == 0);
+	CHECK(parse_state_line(one, &name, &dev, &v) && v == 1 && dev == spt_kdev(8, 16));
+	CHECK(!parse_state_line(bad1, &name, &dev, &v));
+	CHECK(!parse_state_line(bad2, &name, &dev, &v));
+	CHECK(!parse_state_line(bad3, &name, &dev, &v));
+	CHECK(!parse_state_line(bad4, &name, &dev, &v));
+	CHECK(!parse_state_line(bad5, &name, &dev, &v));
 }
 
 static void test_json(void)
@@ -303,6 +339,8 @@ int main(void)
 	test_pid_uint();
 	test_majmin();
 	test_mountinfo();
+	test_mount_args();
+	test_state_line();
 	test_json();
 	test_totals_and_sort();
 	test_summary_json();
