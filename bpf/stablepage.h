@@ -65,8 +65,8 @@ struct spt_dev_stats {
 struct spt_proc_stats {
 	__u64 violations[SPT_KIND_MAX];
 	__u64 waits[SPT_KIND_MAX];
-	__u64 would_stall_ns; /* sum over its timed violations */
-	__u64 stable_wait_ns; /* time its writers slept in stable waits */
+	__u64 would_stall_ns; /* per thread, the union of its timed would-stalls; summed */
+	__u64 stable_wait_ns; /* time its writers slept in stable waits, summed over threads */
 	char comm[SPT_COMM_LEN];
 };
 

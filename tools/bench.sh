@@ -8,6 +8,9 @@
 #   json     stablepage-trace --json      (every event streamed; to a tmpfs file
 #                                          so the summary can be read back)
 #   bpftrace the peer a user would reach for, where bpftrace is installed
+#   enforce  stablepage-trace enforce --native --remount (stable pages on):
+#            what enforcement costs, next to the would-stall prediction that
+#            plain tracing (quiet) made in the same run
 # Prints medians and ratios to "none" from this one run. Asserts no timing.
 # Environment: BENCH_REPS (default 5), BENCH_SECS (default 3), BENCH_THREADS (4).
 set -euo pipefail
@@ -38,7 +41,7 @@ mkdir "$mnt"
 mount "$loop" "$mnt"
 sysctl -qw kernel.bpf_stats_enabled=1
 
-configs="none quiet json"
+configs="none quiet json enforce"
 if command -v bpftrace > /dev/null; then
 	# bpftrace's tracepoint probes need tracefs for the event formats.
 	if ! [ -d /sys/kernel/tracing/events ]; then
@@ -63,6 +66,8 @@ start_tracer() {
 		> "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
 	json) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" --json --dev "$loop" \
 		> "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
+	enforce) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" enforce --native --remount -q \
+		--json --dev "$loop" > "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
 	bpftrace) /usr/bin/time -f '%U %S %M' -o "$shm/time" bpftrace -e "$bpftrace_prog" \
 		> "$shm/out" 2> "$shm/err" & marker='^Attaching' ;;
 	esac
@@ -77,17 +82,31 @@ start_tracer() {
 	attach_ms=$(((t1 - t0) / 1000000))
 }
 
-# Run time per program run of our programs (kernel.bpf_stats_enabled), read
-# before detaching: "ns_per_run runs" of the hottest program.
+# Our programs' run time (kernel.bpf_stats_enabled), read before detaching:
+# "ns_per_run runs" of the most frequently run one, and all of them in ms;
+# one "PROFILE CONFIG name ns_per_run runs" line per program to $progs.
 bpf_run_stats() {
-	bpftool prog show -j | jq -r '[.[] | select(.name == "tp_writeback_dirty_folio" or
-		.name == "tp_folio_wait_writeback") | select(.run_cnt > 0)] | sort_by(-.run_cnt) |
-		first // {run_time_ns: 0, run_cnt: 0} |
-		"\(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else 0 end) \(.run_cnt) \(.name)"'
+	bpftool prog show -j | jq -r --arg p "$profile" --arg c "$cfg" '.[] |
+		select(.name | test("^tp_(writeback_di|folio_wait_w|sched_switch|block_rq_com)")) |
+		"\($p) \($c) \(.name) \(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else "-" end) \(.run_cnt)"' \
+		>> "$progs"
+
+	bpftool prog show -j | jq -r '[.[] | select(.name | test("^tp_(writeback_di|folio_wait_w|sched_switch|block_rq_com)")) |
+		select(.run_cnt > 0)] | (map(.run_time_ns) | add // 0) as $total | sort_by(-.run_cnt) |
+		(first // {run_time_ns: 0, run_cnt: 0}) |
+		"\(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else 0 end) \(.run_cnt) \($total / 1e6 | floor)"'
 }
 
-results=$work/results
+# Thread-time the writers lost to stable pages, in percent: predicted by
+# tracing (would_stall_ns) or measured under enforcement (stable_wait_ns).
+stall_pct() {
+	tail -n1 "$shm/out" | jq --argjson t "$((threads * secs))" \
+		'[.top_processes[].'"$1"'] | add // 0 | . / 1e7 / $t | . * 10 | round / 10'
+}
+
+results=$work/results progs=$work/progs
 : > "$results"
+: > "$progs"
 i=0
 for rep in $(seq "$reps"); do
 	for profile in A B; do
@@ -103,7 +122,7 @@ for rep in $(seq "$reps"); do
 			[ "$cfg" != none ] && start_tracer "$cfg"
 			ops=$("$wac" -p "$profile" -t "$threads" -d "$secs" "$mnt/f" |
 				sed -n 's/.*ops_per_s=\([0-9]*\).*/\1/p')
-			stats="- - -" events=- lost=- cpu=- rss=-
+			stats="- - -" events=- lost=- cpu=- rss=- pred=- waited=-
 			if [ -n "$tracer" ]; then
 				[ "$cfg" != bpftrace ] && stats=$(bpf_run_stats)
 				# Signal the tracer itself: GNU time does not forward signals.
@@ -118,13 +137,18 @@ for rep in $(seq "$reps"); do
 					lost=$(tail -n1 "$shm/out" | jq .events_lost)
 					[ "$cfg" = json ] && [ "$(($(wc -l < "$shm/out") - 1))" -ne "$((events - lost))" ] &&
 						echo "bench: streamed events != violations - lost" >&2
+					[ "$cfg" = quiet ] && pred=$(stall_pct would_stall_ns)
+					[ "$cfg" = enforce ] && waited=$(stall_pct stable_wait_ns)
 				else
 					events=$(sed -n 's/^@dirtied\[.*\]: \([0-9]*\)$/\1/p' "$shm/out" |
 						awk '{ s += $1 } END { print s + 0 }')
 					lost=-
 				fi
 			fi
-			echo "$profile $cfg $ops $events $lost $stats $cpu $rss $attach_ms" >> "$results"
+			# enforce --remount left the filesystem mounted with stable
+			# writes: mount it afresh for the next configuration.
+			[ "$cfg" = enforce ] && umount "$mnt" && mount "$loop" "$mnt"
+			echo "$profile $cfg $ops $events $lost $stats $cpu $rss $attach_ms $pred $waited" >> "$results"
 			printf '  rep %d profile %s %-8s ops/s %8s events %7s lost %s ns/run %s\n' \
 				"$rep" "$profile" "$cfg" "$ops" "$events" "$lost" "${stats%% *}" >&2
 		done
@@ -138,17 +162,32 @@ col() { awk -v p="$1" -v c="$2" -v f="$3" '$1 == p && $2 == c && $f != "-" { pri
 echo
 echo "stablepage-trace $("$spt" -V | awk '{ print $2 }') bench: kernel $(uname -r), $(nproc) CPUs," \
 	"ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians"
-printf '%-7s %-9s %10s %7s %9s %6s %8s %9s %8s %8s %9s\n' PROFILE CONFIG OPS/S RATIO EVENTS LOST \
-	NS/RUN BPF_RUNS CPU_S RSS_MIB ATTACH_MS
+printf '%-7s %-9s %10s %7s %9s %6s %7s %9s %7s %6s %7s %9s %7s %7s\n' PROFILE CONFIG OPS/S RATIO \
+	EVENTS LOST NS/RUN BPF_RUNS BPF_MS CPU_S RSS_MIB ATTACH_MS STALL%P STALL%M
 for profile in A B; do
 	base=$(col "$profile" none 3 | median)
 	for cfg in $configs; do
 		ops=$(col "$profile" "$cfg" 3 | median)
 		ratio=$(awk -v a="$ops" -v b="$base" 'BEGIN { printf "%.3f", a / b }')
-		printf '%-7s %-9s %10s %7s %9s %6s %8s %9s %8s %8s %9s\n' "$profile" "$cfg" "$ops" "$ratio" \
-			"$(col "$profile" "$cfg" 4 | median)" "$(col "$profile" "$cfg" 5 | median)" \
-			"$(col "$profile" "$cfg" 6 | median)" "$(col "$profile" "$cfg" 7 | median)" \
-			"$(col "$profile" "$cfg" 9 | median)" "$(col "$profile" "$cfg" 10 | median)" \
-			"$(col "$profile" "$cfg" 11 | median)"
+		printf '%-7s %-9s %10s %7s %9s %6s %7s %9s %7s %6s %7s %9s %7s %7s\n' "$profile" "$cfg" \
+			"$ops" "$ratio" $(for c in 4 5 6 7 8 9 10 11 12 13; do col "$profile" "$cfg" $c | median; done)
+	done
+done
+echo "STALL%P: thread-time stable pages would cost (would_stall_ns / threads / duration, from quiet);"
+echo "STALL%M: thread-time writers slept in stable waits under enforce (stable_wait_ns, same units)."
+echo "Per program (medians of ns/run and runs):"
+for profile in A B; do
+	for cfg in quiet json enforce; do
+		for prog in $(awk -v p="$profile" -v c="$cfg" '$1 == p && $2 == c { print $3 }' "$progs" | sort -u); do
+			printf '  %s %-8s %-28s %6s ns/run %9s runs\n' "$profile" "$cfg" "$prog" \
+				"$(awk -v p="$profile" -v c="$cfg" -v n="$prog" '$1 == p && $2 == c && $3 == n && $4 != "-" { print $4 }' "$progs" | median)" \
+				"$(awk -v p="$profile" -v c="$cfg" -v n="$prog" '$1 == p && $2 == c && $3 == n { print $5 }' "$progs" | median)"
+		done
+	done
+done
+echo "Per-repetition ops/s:"
+for profile in A B; do
+	for cfg in $configs; do
+		printf '  %s %-9s %s\n' "$profile" "$cfg:" "$(col "$profile" "$cfg" 3 | tr '\n' ' ')"
 	done
 done

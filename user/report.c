@@ -166,7 +166,7 @@ __u64 hists_count(const struct spt_summary *s, int type, int kind)
 	return n;
 }
 
-/* "Stable pages would have delayed pid 4242 (postgres) by 1.8 s over 60.0 s: 3.0%" */
+/* "Stable pages would have held pid 4242 (postgres) for 1.8 thread-s over 60.0 s: 3.0%" */
 static void print_proc_costs(FILE *f, const struct spt_summary *s, size_t top)
 {
 	bool header = false;
@@ -181,11 +181,11 @@ static void print_proc_costs(FILE *f, const struct spt_summary *s, size_t top)
 			fputc('\n', f);
 		header = true;
 		if (p->s.would_stall_ns)
-			fprintf(f, "Stable pages would have delayed pid %u (%s) by %.3f s over %.1f s: "
+			fprintf(f, "Stable pages would have held pid %u (%s) for %.3f thread-s over %.1f s: "
 				   "%.1f%%\n", p->pid, p->s.comm, stall, s->duration_s,
 				s->duration_s > 0 ? 100 * stall / s->duration_s : 0.0);
 		if (p->s.stable_wait_ns)
-			fprintf(f, "Stable waits delayed pid %u (%s) by %.3f s over %.1f s: %.1f%%\n",
+			fprintf(f, "Stable waits held pid %u (%s) for %.3f thread-s over %.1f s: %.1f%%\n",
 				p->pid, p->s.comm, waited, s->duration_s,
 				s->duration_s > 0 ? 100 * waited / s->duration_s : 0.0);
 	}

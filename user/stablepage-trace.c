@@ -307,8 +307,9 @@ static bool have_bpf_caps(void)
 	return (eff & (1ULL << 21)) || ((eff & (1ULL << 38)) && (eff & (1ULL << 39)));
 }
 
-/* The tracepoints this mode needs, checked in the kernel's BTF so a missing
- * one is named instead of surfacing as a libbpf attach error. */
+/* The tracepoints this mode needs. Looked up in the kernel's BTF only when
+ * the load failed, to name a missing one instead of a libbpf error: parsing
+ * vmlinux BTF a second time costs 30-60 ms of start-up. */
 static const struct {
 	const char *btf_name;
 	const char *tracepoint;
@@ -318,17 +319,25 @@ static const struct {
 	{ "btf_trace_folio_wait_writeback", "writeback:folio_wait_writeback", "5.16" },
 };
 
-static void check_kernel(void)
+static const char *btf_file(void)
 {
-	const char *path = env.btf_path ? env.btf_path : SYSFS_BTF;
-	struct btf *btf;
+	return env.btf_path ? env.btf_path : SYSFS_BTF;
+}
 
-	if (access(path, R_OK))
+static void check_kernel_btf(void)
+{
+	if (access(btf_file(), R_OK))
 		die("no kernel BTF at %s: needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, or "
-		    "--btf FILE", path);
-	btf = btf__parse(path, NULL);
+		    "--btf FILE", btf_file());
+}
+
+/* After a failed load: a missing tracepoint, or the verifier. */
+static void explain_load_failure(int err)
+{
+	struct btf *btf = btf__parse(btf_file(), NULL);
+
 	if (!btf)
-		die("cannot parse BTF in %s: %s", path, strerror(errno));
+		die("cannot parse BTF in %s: %s", btf_file(), strerror(errno));
 	for (size_t i = 0; i < sizeof(required_tracepoints) / sizeof(required_tracepoints[0]); i++)
 		if (btf__find_by_name_kind(btf, required_tracepoints[i].btf_name, BTF_KIND_TYPEDEF) < 0) {
 			btf__free(btf);
@@ -336,6 +345,8 @@ static void check_kernel(void)
 			    required_tracepoints[i].tracepoint, required_tracepoints[i].since);
 		}
 	btf__free(btf);
+	fprintf(stderr, "stablepage-trace: the kernel rejected the BPF programs: %s "
+			"(-v shows the verifier log)\n", strerror(-err));
 }
 
 static volatile sig_atomic_t exiting;
@@ -657,7 +668,7 @@ int main(int argc, char **argv)
 	}
 	if (!have_bpf_caps())
 		die("needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs: run it with sudo");
-	check_kernel();
+	check_kernel_btf();
 	libbpf_set_print(libbpf_print);
 
 	open_opts.btf_custom_path = env.btf_path;
@@ -678,8 +689,7 @@ int main(int argc, char **argv)
 
 	err = stablepage_bpf__load(skel);
 	if (err) {
-		fprintf(stderr, "stablepage-trace: the kernel rejected the BPF programs: %s "
-				"(-v shows the verifier log)\n", strerror(-err));
+		explain_load_failure(err);
 		goto cleanup;
 	}
 	err = setup_filters(skel, cgroup_fd);
