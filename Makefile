@@ -24,7 +24,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 
 USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse.o json.o prom.o \
-	enforce.o)
+	enforce.o probe.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o)
 
 .PHONY: all clean deps demo test unit install vmlinux bench vmtest
@@ -44,6 +44,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 
 # The loader embeds the BPF object through its skeleton.
 $(OUTPUT)/stablepage-trace.o: $(OUTPUT)/stablepage.skel.h
+$(OUTPUT)/probe.o: $(OUTPUT)/probe.skel.h
 
 $(OUTPUT)/%.o: user/%.c | $(OUTPUT)
 	$(call msg,CC,$@)

@@ -19,6 +19,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "enforce.h"
+#include "probe.h"
 #include "parse.h"
 #include "prom.h"
 #include "report.h"
@@ -48,7 +49,8 @@ static struct env {
 	const char *prom_file;
 	unsigned long prom_top_comm;
 	unsigned long top;
-	bool enforce; /* `stablepage-trace enforce ...` */
+	bool features; /* `stablepage-trace features` */
+	bool enforce;  /* `stablepage-trace enforce ...` */
 	bool native;
 	bool remount;
 	bool persist;
@@ -78,6 +80,7 @@ static const char doc[] =
 	"[-q] [--json] [--hist] [-i SECS] [--prom-file PATH [--prom-top-comm N]] [--top N] [-v]\n"
 	"       stablepage-trace enforce --native --dev DEV... [--remount] [--persist] [tracing options]\n"
 	"       stablepage-trace enforce --restore\n"
+	"       stablepage-trace features   # what this kernel offers: programs that load, LSMs, devices\n"
 	"\n"
 	"enforce --native sets the devices' queue/stable_writes to 1 and traces; filesystems mounted "
 	"before that are not enforced until mounted again (--remount unmounts and mounts them with the "
@@ -633,8 +636,9 @@ int main(int argc, char **argv)
 	double start, deadline, next_report = 0, every;
 	int cgroup_fd = -1, err, ret = EXIT_RUNTIME;
 
-	if (argc > 1 && !strcmp(argv[1], "enforce")) {
-		env.enforce = true;
+	if (argc > 1 && (!strcmp(argv[1], "enforce") || !strcmp(argv[1], "features"))) {
+		env.enforce = argv[1][0] == 'e';
+		env.features = !env.enforce;
 		argv[1] = argv[0];
 		argv++;
 		argc--;
@@ -668,8 +672,10 @@ int main(int argc, char **argv)
 	}
 	if (!have_bpf_caps())
 		die("needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs: run it with sudo");
-	check_kernel_btf();
 	libbpf_set_print(libbpf_print);
+	if (env.features)
+		return features_run(env.btf_path);
+	check_kernel_btf();
 
 	open_opts.btf_custom_path = env.btf_path;
 	skel = stablepage_bpf__open_opts(&open_opts);

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every "yes" here is a program that loaded and attached just now, or a
+ * map type / kfunc / tracepoint found in the running kernel: no version
+ * tables, since distributions backport and hosts lock features down.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "probe.h"
+#include "parse.h"
+#include "probe.skel.h"
+
+#define SYSFS_BTF "/sys/kernel/btf/vmlinux"
+#define SECURITYFS "/sys/kernel/security"
+
+static void row(const char *what, bool ok, const char *detail)
+{
+	printf("  %-46s %s%s%s\n", what, ok ? "yes" : "no", detail && *detail ? ": " : "",
+	       detail ? detail : "");
+}
+
+/* Loads and attaches one probe program alone; why not, in why. */
+static bool probe_program(const char *name, const char *btf_path, char *why, size_t len)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
+	struct probe_bpf *skel = probe_bpf__open_opts(&opts);
+	struct bpf_program *prog, *target = NULL;
+	struct bpf_link *link;
+	int err;
+
+	if (!skel) {
+		snprintf(why, len, "open: %s", strerror(errno));
+		return false;
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+	{
+		bool me = !strcmp(bpf_program__name(prog), name);
+
+		bpf_program__set_autoload(prog, me);
+		if (me)
+			target = prog;
+	}
+	err = target ? probe_bpf__load(skel) : -ENOENT;
+	if (err) {
+		/* libbpf: -ESRCH when the attach target is not in the kernel's BTF. */
+		snprintf(why, len, "%s",
+			 err == -ESRCH ? "its attach point is not in this kernel"
+			 : err == -EPERM
+				 ? "load: Operation not permitted (trampolines locked down?)"
+				 : strerror(-err));
+		probe_bpf__destroy(skel);
+		return false;
+	}
+	link = bpf_program__attach(target);
+	err = libbpf_get_error(link);
+	if (err) {
+		snprintf(why, len, "attach: %s", strerror(-err));
+		probe_bpf__destroy(skel);
+		return false;
+	}
+	bpf_link__destroy(link);
+	probe_bpf__destroy(skel);
+	why[0] = '\0';
+	return true;
+}
+
+/* The active LSMs, from securityfs (mounted for the read if it was not). */
+static bool active_lsms(char *buf, size_t len)
+{
+	bool mounted = false, ok = false;
+	FILE *f;
+
+	if (access(SECURITYFS "/lsm", R_OK) &&
+	    !mount("securityfs", SECURITYFS, "securityfs", 0, NULL))
+		mounted = true;
+	f = fopen(SECURITYFS "/lsm", "re");
+	if (f) {
+		ok = fgets(buf, len, f) != NULL;
+		fclose(f);
+	}
+	if (mounted)
+		umount(SECURITYFS);
+	if (!ok)
+		snprintf(buf, len, "unknown (no %s/lsm)", SECURITYFS);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+static bool lsm_listed(const char *lsms, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = lsms; (p = strstr(p, name)); p += n)
+		if ((p == lsms || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+/* Block devices with their stable_writes and the filesystems mounted on them. */
+static void block_devices(void)
+{
+	struct dirent **names = NULL;
+	int n = scandir("/sys/block", &names, NULL, alphasort);
+
+	printf("block devices (a filesystem samples stable_writes when it is mounted):\n");
+	printf("  %-12s %-13s %s\n", "DEVICE", "STABLE_WRITES", "FILESYSTEMS");
+	for (int i = 0; i < n; i++) {
+		const struct dirent *de = names[i];
+		char path[512], line[4096], mounts[1024] = "";
+		unsigned int maj, min;
+		size_t used = 0;
+		int stable = -1;
+		FILE *f;
+
+		/* An unbound loop device has no loop/ directory: not a device yet. */
+		snprintf(path, sizeof(path), "/sys/block/%s/loop", de->d_name);
+		if (de->d_name[0] == '.' || (!strncmp(de->d_name, "loop", 4) && access(path, F_OK)))
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/queue/stable_writes", de->d_name);
+		f = fopen(path, "re");
+		if (!f || fscanf(f, "%d", &stable) != 1)
+			stable = -1;
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/sys/block/%s/dev", de->d_name);
+		f = fopen(path, "re");
+		if (!f || fscanf(f, "%u:%u", &maj, &min) != 2) {
+			if (f)
+				fclose(f);
+			continue;
+		}
+		fclose(f);
+		f = fopen("/proc/self/mountinfo", "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			struct mountinfo_entry e;
+			struct stat st;
+			unsigned int smaj = 0, smin = 0;
+
+			if (!parse_mountinfo_line(line, &e))
+				continue;
+			/* The source's rdev: btrfs mounts show an anonymous dev. */
+			if (e.source[0] == '/' && !stat(e.source, &st) && S_ISBLK(st.st_mode))
+				smaj = major(st.st_rdev), smin = minor(st.st_rdev);
+			else
+				smaj = e.major, smin = e.minor;
+			/* Partitions share their disk's queue: sda1 counts for sda. */
+			bool mine = smaj == maj && smin == min;
+
+			if (!mine && !strncmp(e.source, "/dev/", 5) && e.source[5]) {
+				snprintf(path, sizeof(path), "/sys/block/%s/%s", de->d_name,
+					 e.source + 5);
+				mine = !access(path, F_OK);
+			}
+			if (!mine)
+				continue;
+			used += snprintf(mounts + used, sizeof(mounts) - used, "%s%s (%s)",
+					 used ? ", " : "", e.mountpoint, e.fstype);
+			if (used >= sizeof(mounts))
+				break;
+		}
+		if (f)
+			fclose(f);
+		if (stable < 0 && !mounts[0])
+			continue;
+		printf("  %-12s %-13s %s\n", de->d_name,
+		       stable < 0 ? "?"
+		       : stable	  ? "1"
+				  : "0",
+		       mounts[0] ? mounts : "-");
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int features_run(const char *btf_path)
+{
+	static const struct {
+		const char *btf_name, *label;
+	} tracepoints[] = {
+		{"btf_trace_writeback_dirty_folio", "writeback:writeback_dirty_folio"},
+		{"btf_trace_folio_wait_writeback", "writeback:folio_wait_writeback"},
+		{"btf_trace_sched_switch", "sched:sched_switch"},
+		{"btf_trace_block_rq_complete", "block:block_rq_complete"},
+	};
+	static const struct {
+		const char *prog, *label;
+	} programs[] = {
+		{"probe_tp_btf", "tp_btf writeback_dirty_folio (load + attach)"},
+		{"probe_fentry", "fentry folio_end_writeback (trampoline)"},
+		{"probe_fexit", "fexit filemap_page_mkwrite (trampoline)"},
+		{"probe_fmod_ret", "fmod_ret security_file_permission"},
+		{"probe_lsm", "BPF LSM program lsm/file_permission"},
+	};
+	bool ok[sizeof(programs) / sizeof(programs[0])];
+	const char *path = btf_path ? btf_path : SYSFS_BTF;
+	char why[128], lsms[256];
+	struct utsname uts;
+	struct btf *btf;
+	bool lsm_active, all_tp = true;
+	const char *bpf_hold;
+
+	uname(&uts);
+	btf = btf__parse(path, NULL);
+	printf("kernel %s (%s)\n", uts.release, uts.machine);
+	row(btf_path ? "kernel BTF (--btf)" : "kernel BTF (" SYSFS_BTF ")", btf != NULL,
+	    btf ? NULL : strerror(errno));
+	if (!btf)
+		return 1;
+	for (size_t i = 0; i < sizeof(tracepoints) / sizeof(tracepoints[0]); i++) {
+		bool have =
+			btf__find_by_name_kind(btf, tracepoints[i].btf_name, BTF_KIND_TYPEDEF) >= 0;
+
+		all_tp &= have;
+		snprintf(why, sizeof(why), "tracepoint %s", tracepoints[i].label);
+		row(why, have, NULL);
+	}
+	row("bpf_send_signal_task() kfunc",
+	    btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) >= 0, NULL);
+	btf__free(btf);
+	row("ring buffer map", libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1, NULL);
+	for (size_t i = 0; i < sizeof(programs) / sizeof(programs[0]); i++) {
+		ok[i] = probe_program(programs[i].prog, btf_path, why, sizeof(why));
+		row(programs[i].label, ok[i], why);
+	}
+	active_lsms(lsms, sizeof(lsms));
+	lsm_active = lsm_listed(lsms, "bpf");
+	row("BPF LSM active (" SECURITYFS "/lsm)", lsm_active, lsms);
+
+	printf("attach mode: %s\n",
+	       !ok[0] || !all_tp ? "none: the tracepoints this tool needs do not load here"
+	       : ok[1] ? "tracepoint (trampolines load here too, but fentry mode is not built yet)"
+		       : "tracepoint (fentry/fexit do not load here; tracepoints do)");
+	if (lsm_active && ok[4])
+		bpf_hold = "possible (BPF LSM)";
+	else if (ok[3])
+		bpf_hold = "possible (fmod_ret)";
+	else if (lsm_active)
+		bpf_hold = "no (the BPF LSM is active, but neither its programs nor fmod_ret load)";
+	else
+		bpf_hold = "no (no BPF LSM, and fmod_ret does not load)";
+	printf("enforcement: --native (queue/stable_writes): yes; holding write() from BPF: %s\n",
+	       bpf_hold);
+	block_devices();
+	return 0;
+}
