@@ -38,6 +38,9 @@ const volatile bool filter_dev = false;
 const volatile bool filter_comm = false;
 const volatile bool filter_cgroup = false;
 const volatile bool stream_events = true;
+/* Tracepoint mode: would-stall ends where a completed request's pages are
+ * found (block_rq_complete walk). fentry mode: at folio_end_writeback. */
+const volatile bool walk_requests = true;
 const volatile char target_comm[SPT_COMM_LEN] = {};
 
 struct {
@@ -725,7 +728,7 @@ static __always_inline int handle_rq_complete(struct request *rq)
 	start = rq->start_time_ns;
 	if (dev && start && now > start && dev_selected(dev, 0))
 		hist_add(dev, SPT_HIST_WRITEBACK, 0, now - start);
-	if (n_inflight_violations) {
+	if (walk_requests && n_inflight_violations) {
 		__u32 zero = 0;
 		struct walk_state *ws = bpf_map_lookup_elem(&walk_states, &zero);
 		struct walk_ctx c = { .s = ws };
@@ -768,6 +771,20 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(tp_block_rq_complete, struct request *rq)
 {
 	return handle_rq_complete(rq);
+}
+
+/*
+ * fentry mode: the end of a folio's writeback itself, the moment a stable
+ * writer would be woken, also where the filesystem ends it after the I/O
+ * (ext4 unwritten extents, xfs size updates: a workqueue). Loaded only
+ * where trampolines work; the loader disables it otherwise.
+ */
+SEC("fentry/folio_end_writeback")
+int BPF_PROG(fentry_folio_end_writeback, struct folio *folio)
+{
+	if (n_inflight_violations)
+		end_violation((__u64)folio, bpf_ktime_get_ns());
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -102,5 +102,5 @@ expect_error() {
 	expect_error 2 "belong to 'stablepage-trace enforce'" --native --dev loop0
 	expect_error 2 "enforce needs --native" enforce -q
 	expect_error 2 "enforce --native needs --dev" enforce --native
-	expect_error 2 "enforce --restore takes no other" enforce --restore --dev "$(lsblk -ndo NAME | head -1)"
+	expect_error 2 "enforce --restore takes no other" enforce --restore --dev "$(ls /sys/block | head -1)"
 }

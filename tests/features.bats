@@ -26,9 +26,9 @@ row() {
 	! grep -E '^  .* no$' "$BATS_TEST_TMPDIR/features"
 	# The attach mode and the enforcement line agree with the rows.
 	if [ "$(row 'fentry folio_end_writeback')" = yes ]; then
-		assert_output --partial "attach mode: tracepoint (trampolines load here too"
+		assert_output --partial "attach mode (auto): fentry (would-stall ends at folio_end_writeback"
 	else
-		assert_output --partial "attach mode: tracepoint (fentry/fexit do not load here"
+		assert_output --partial "attach mode (auto): tracepoint (fentry does not load here)"
 	fi
 	if [ "$(row 'BPF LSM active')" = yes ] && [ "$(row 'BPF LSM program')" = yes ]; then
 		assert_output --partial "holding write() from BPF: possible (BPF LSM)"

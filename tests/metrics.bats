@@ -75,7 +75,7 @@ check_histograms() {
 	[ "$(metric "stablepage_violations_total{device=\"$dev\",fstype=\"ext4\",kind=\"mmap\"}")" = \
 		"$(summary '.devices[0].violations.mmap')" ]
 	[ "$(metric "stablepage_stable_writes{device=\"$dev\",fstype=\"ext4\"}")" = 0 ]
-	grep -q '^stablepage_build_info{version="[^"]*",attach_mode="tracepoint",kernel="'"$(uname -r)"'"} 1$' "$PROM"
+	grep -q '^stablepage_build_info{version="[^"]*",attach_mode="'"$(summary -r .attach_mode)"'",kernel="'"$(uname -r)"'"} 1$' "$PROM"
 	# Never a partial or temporary file left next to it.
 	[ "$(ls "$PROM_DIR")" = stablepage.prom ]
 }

@@ -30,8 +30,7 @@ static void row(const char *what, bool ok, const char *detail)
 	       detail ? detail : "");
 }
 
-/* Loads and attaches one probe program alone; why not, in why. */
-static bool probe_program(const char *name, const char *btf_path, char *why, size_t len)
+bool probe_program(const char *name, const char *btf_path, char *why, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
 	struct probe_bpf *skel = probe_bpf__open_opts(&opts);
@@ -238,10 +237,14 @@ int features_run(const char *btf_path)
 	lsm_active = lsm_listed(lsms, "bpf");
 	row("BPF LSM active (" SECURITYFS "/lsm)", lsm_active, lsms);
 
-	printf("attach mode: %s\n",
-	       !ok[0] || !all_tp ? "none: the tracepoints this tool needs do not load here"
-	       : ok[1] ? "tracepoint (trampolines load here too, but fentry mode is not built yet)"
-		       : "tracepoint (fentry/fexit do not load here; tracepoints do)");
+	if (!ok[0] || !all_tp)
+		printf("attach mode: none: the tracepoints this tool needs do not load here\n");
+	else if (ok[1])
+		printf("attach mode (auto): fentry (would-stall ends at folio_end_writeback; the "
+		       "rest "
+		       "from tracepoints)\n");
+	else
+		printf("attach mode (auto): tracepoint (fentry does not load here)\n");
 	if (lsm_active && ok[4])
 		bpf_hold = "possible (BPF LSM)";
 	else if (ok[3])

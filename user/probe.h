@@ -3,7 +3,14 @@
 #ifndef SPT_PROBE_H
 #define SPT_PROBE_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 /* Prints the report on stdout. btf_path: NULL for the running kernel's. Exit code. */
 int features_run(const char *btf_path);
+
+/* Loads and attaches one program of bpf/probe.bpf.c alone ("probe_fentry"
+ * ...), then unloads it. False with the reason in why. */
+bool probe_program(const char *name, const char *btf_path, char *why, size_t len);
 
 #endif

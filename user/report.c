@@ -271,6 +271,8 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 	const struct spt_totals *t = &s->totals;
 
 	fprintf(f, "{\"type\":\"%s\",", s->interval ? "interval" : "summary");
+	if (s->attach_mode)
+		fprintf(f, "\"attach_mode\":\"%s\",", s->attach_mode);
 	fprintf(f, "\"duration_s\":%.3f,\"violations\":", s->duration_s);
 	json_kinds(f, t->violations);
 	fprintf(f, ",\"violations_total\":%llu,\"stable_waits\":%llu,\"other_waits\":%llu,"

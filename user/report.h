@@ -36,6 +36,7 @@ struct file_row {
 
 struct spt_summary {
 	bool interval;     /* an -i report ("interval"), not the one at exit ("summary") */
+	const char *attach_mode; /* "tracepoint" or "fentry"; NULL: not printed */
 	double duration_s; /* since the start: all counts are cumulative */
 	struct spt_totals totals;
 	struct dev_row *devs;

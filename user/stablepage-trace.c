@@ -55,7 +55,8 @@ static struct env {
 	bool remount;
 	bool persist;
 	bool restore;
-} env = { .top = 10 };
+	const char *attach_mode;
+} env = { .top = 10, .attach_mode = "auto" };
 
 /* --prom-file without -i: how often node_exporter's file is refreshed. */
 #define PROM_DEFAULT_INTERVAL_S 15.0
@@ -114,6 +115,7 @@ enum {
 	OPT_REMOUNT,
 	OPT_PERSIST,
 	OPT_RESTORE,
+	OPT_ATTACH_MODE,
 };
 
 static const struct argp_option opts[] = {
@@ -136,6 +138,8 @@ static const struct argp_option opts[] = {
 	  "enforce: unmount and mount again the filesystems on --dev so that it takes effect", 0 },
 	{ "persist", OPT_PERSIST, NULL, 0, "enforce: keep stable_writes at exit (--restore undoes it)", 0 },
 	{ "restore", OPT_RESTORE, NULL, 0, "enforce: undo what a killed or --persist run changed", 0 },
+	{ "attach-mode", OPT_ATTACH_MODE, "MODE", 0,
+	  "auto (default): fentry where it loads, else tracepoint; or tracepoint, fentry", 0 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of " SYSFS_BTF, 0 },
 	{ "verbose", 'v', NULL, 0, "Print libbpf and loader diagnostics", 0 },
 	/* Our own: with ARGP_NO_ERRS (for one-line errors) argp's --help prints nothing and returns. */
@@ -235,6 +239,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_PROM_TOP_COMM:
 		if (!parse_uint(arg, 10000, &env.prom_top_comm))
 			die_usage("invalid --prom-top-comm '%s': expected a number up to 10000", arg);
+		break;
+	case OPT_ATTACH_MODE:
+		if (strcmp(arg, "auto") && strcmp(arg, "tracepoint") && strcmp(arg, "fentry"))
+			die_usage("invalid --attach-mode '%s': auto, tracepoint or fentry", arg);
+		env.attach_mode = arg;
 		break;
 	case OPT_NATIVE:
 		env.native = true;
@@ -532,12 +541,37 @@ static bool enforcement_held = true;
 static struct prom_info prom_info = { .version = SPT_VERSION, .attach_mode = "tracepoint" };
 
 /*
+ * Per attach point, what loads here. Only the end of a violated folio's
+ * writeback has an fentry alternative so far (folio_end_writeback instead
+ * of walking completed requests); the rest is tracepoints in both modes.
+ * Returns the mode and the reason in why.
+ */
+static const char *choose_attach_mode(char *why, size_t len)
+{
+	char fail[128];
+
+	if (!strcmp(env.attach_mode, "tracepoint")) {
+		snprintf(why, len, "as asked");
+		return "tracepoint";
+	}
+	if (probe_program("probe_fentry", env.btf_path, fail, sizeof(fail))) {
+		snprintf(why, len, "would-stall ends at fentry/folio_end_writeback");
+		return "fentry";
+	}
+	if (!strcmp(env.attach_mode, "fentry"))
+		die("--attach-mode fentry: fentry programs do not load on this kernel (%s); "
+		    "--attach-mode auto uses tracepoints", fail);
+	snprintf(why, len, "fentry does not load here: %s", fail);
+	return "tracepoint";
+}
+
+/*
  * Reads the maps and reports: on stdout at exit and every -i interval, to
  * the Prometheus file every interval and at exit. Counts are cumulative.
  */
 static int report(struct stablepage_bpf *skel, double start, bool final)
 {
-	struct spt_summary s = { .interval = !final };
+	struct spt_summary s = { .interval = !final, .attach_mode = prom_info.attach_mode };
 	int err;
 
 	s.duration_s = clock_s(CLOCK_MONOTONIC) - start;
@@ -635,6 +669,8 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	double start, deadline, next_report = 0, every;
 	int cgroup_fd = -1, err, ret = EXIT_RUNTIME;
+	char mode_why[192];
+	bool fentry;
 
 	if (argc > 1 && (!strcmp(argv[1], "enforce") || !strcmp(argv[1], "features"))) {
 		env.enforce = argv[1][0] == 'e';
@@ -677,6 +713,7 @@ int main(int argc, char **argv)
 		return features_run(env.btf_path);
 	check_kernel_btf();
 
+	prom_info.attach_mode = choose_attach_mode(mode_why, sizeof(mode_why));
 	open_opts.btf_custom_path = env.btf_path;
 	skel = stablepage_bpf__open_opts(&open_opts);
 	if (!skel) {
@@ -688,6 +725,9 @@ int main(int argc, char **argv)
 	skel->rodata->filter_dev = env.ndevs > 0;
 	skel->rodata->filter_cgroup = cgroup_fd >= 0;
 	skel->rodata->stream_events = !env.quiet;
+	fentry = !strcmp(prom_info.attach_mode, "fentry");
+	skel->rodata->walk_requests = !fentry;
+	bpf_program__set_autoload(skel->progs.fentry_folio_end_writeback, fentry);
 	if (env.comm) {
 		skel->rodata->filter_comm = true;
 		strncpy((char *)skel->rodata->target_comm, env.comm, SPT_COMM_LEN - 1);
@@ -739,7 +779,7 @@ int main(int argc, char **argv)
 	every = env.interval ? env.interval : env.prom_file ? PROM_DEFAULT_INTERVAL_S : 0;
 	if (every)
 		next_report = start + every;
-	verbose("attach mode: tracepoint (tp_btf writeback_dirty_folio, folio_wait_writeback)\n");
+	fprintf(stderr, "Attach mode: %s (%s)\n", prom_info.attach_mode, mode_why);
 	fprintf(stderr, "Tracing writes to pages under writeback%s%s. %s\n",
 		env.quiet ? " (summary only)" : "", env.enforce ? ", enforcing stable writes" : "",
 		deadline ? "Ctrl-C ends early." : "Hit Ctrl-C to end.");
