@@ -27,7 +27,7 @@ USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse
 	enforce.o probe.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o)
 
-.PHONY: all clean deps demo test unit install vmlinux bench vmtest
+.PHONY: all clean deps demo test test-host unit install vmlinux bench vmtest
 all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac
 
 $(OUTPUT):
@@ -78,13 +78,20 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh $(OUTPUT)
 
-# promtool, node_exporter and curl for the metrics tests.
-TEST_PACKAGES := prometheus prometheus-node-exporter curl
+# promtool, node_exporter and curl for the metrics tests; mkfs.vfat for the guest's vfat tests.
+TEST_PACKAGES := prometheus prometheus-node-exporter curl dosfstools
 
+# Every test: the host kernel's suite, then the same suite in the QEMU guest.
 test:
 	$(Q)tools/install-deps.sh $(TEST_PACKAGES)
 	$(Q)$(MAKE) --no-print-directory all unit
-	$(Q)tests/run.sh $(OUTPUT)
+	$(Q)tests/all.sh $(OUTPUT)
+
+# The host part only (a quick run while developing).
+test-host:
+	$(Q)tools/install-deps.sh $(TEST_PACKAGES)
+	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)SPT_NO_VM=1 tests/all.sh $(OUTPUT)
 
 # The suite again inside a QEMU guest on Debian's current kernel (6.1).
 vmtest:

@@ -45,6 +45,7 @@ make_fs() {
 	ext4) mkfs.ext4 -q -F "$LOOP" ;;
 	xfs) mkfs.xfs -q -f "$LOOP" ;;
 	btrfs) mkfs.btrfs -q -f "$LOOP" >/dev/null ;;
+	ext2 | ext3) mkfs -t "$fstype" -q -F "$LOOP" ;;
 	*) mkfs -t "$fstype" "$LOOP" >/dev/null ;;
 	esac
 	MNT=$(mktemp -d -p "$BATS_TEST_TMPDIR" "mnt-$fstype.XXXX")

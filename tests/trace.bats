@@ -58,6 +58,34 @@ trace_profile() {
 	trace_profile xfs A write
 }
 
+# The rest of the patch set's matrix (ext2/ext3/ext4, xfs, btrfs, vfat).
+# need_fs FSTYPE: skips, with the reason, where the kernel cannot mount it.
+need_fs() {
+	grep -qw "$1" /proc/filesystems || modprobe -q "$1" 2>/dev/null || true
+	grep -qw "$1" /proc/filesystems || skip "$1 is not in this kernel (the 6.1 guest has it: make vmtest)"
+	command -v "mkfs.$1" > /dev/null || skip "no mkfs.$1"
+}
+
+@test "ext2: the mmap profile yields mmap violations, attributed" {
+	need_fs ext2
+	trace_profile ext2 B mmap
+}
+
+@test "ext3: the write() profile yields write violations, attributed" {
+	need_fs ext3
+	trace_profile ext3 A write
+}
+
+@test "vfat: the mmap profile yields mmap violations, attributed" {
+	need_fs vfat
+	trace_profile vfat B mmap
+}
+
+@test "vfat: the write() profile yields write violations, attributed" {
+	need_fs vfat
+	trace_profile vfat A write
+}
+
 @test "btrfs: mmap and write() profiles yield 0 violations (btrfs keeps pages stable)" {
 	make_fs btrfs
 	start_tracer --json -q --dev "$DEV"

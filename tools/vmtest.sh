@@ -72,7 +72,7 @@ if [ $# -gt 0 ]; then
 else
 	# Default: the project's own suite against the guest kernel.
 	cat > "$results/cmd" <<-'EOF'
-	for m in loop ext4 xfs btrfs; do modprobe -d "$VM_ROOT" "$m" || exit 1; done
+	for m in loop ext4 xfs btrfs vfat; do modprobe -d "$VM_ROOT" "$m" || exit 1; done
 	echo "# guest kernel $(uname -r)"
 	tests/run.sh build
 	EOF
