@@ -7,7 +7,7 @@ export SPT_BUILD=$PWD/$build
 log=$(mktemp)
 suites=${SPT_SUITES:-tests/*.bats}
 # shellcheck disable=SC2086
-bats --tap $suites | tee "$log"
+bats --tap --timing $suites | tee "$log"
 passed=$(grep -cE '^ok [0-9]+' "$log" | head -1)
 skipped=$(grep -cE '^ok [0-9]+ .*# skip' "$log")
 failed=$(grep -cE '^not ok [0-9]+' "$log")

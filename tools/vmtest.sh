@@ -72,7 +72,8 @@ if [ $# -gt 0 ]; then
 else
 	# Default: the project's own suite against the guest kernel.
 	cat > "$results/cmd" <<-'EOF'
-	for m in loop ext4 xfs btrfs vfat; do modprobe -d "$VM_ROOT" "$m" || exit 1; done
+	# vfat mounts need its default codepage and iocharsets (cp437, ascii, utf8).
+	for m in loop ext4 xfs btrfs vfat nls_cp437 nls_ascii nls_utf8; do modprobe -d "$VM_ROOT" "$m" || exit 1; done
 	echo "# guest kernel $(uname -r)"
 	tests/run.sh build
 	EOF
