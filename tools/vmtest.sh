@@ -49,14 +49,22 @@ if [ ! -f "$initrd" ]; then
 		[ -f /mods/$m.ko ] && insmod /mods/$m.ko
 	done
 	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 hostroot /newroot
+	mount -t tmpfs run /newroot/run
+	# The guest's /tmp is a fresh tmpfs; a checkout under the host's /tmp
+	# (a CI clone) is carried over it with a bind mount.
+	case $TOP in /tmp/*)
+		mkdir /newroot/run/top && mount -o bind /newroot$TOP /newroot/run/top ;;
+	esac
+	mount -t tmpfs tmp /newroot/tmp
+	case $TOP in /tmp/*)
+		mkdir -p /newroot$TOP && mount -o bind /newroot/run/top /newroot$TOP ;;
+	esac
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 results /newroot/$RESULTS
 	mount -t proc proc /newroot/proc
 	mount -t sysfs sys /newroot/sys
 	mount -t devtmpfs dev /newroot/dev
 	ln -s /proc/self/fd /newroot/dev/fd
 	mkdir -p /newroot/dev/shm && mount -t tmpfs shm /newroot/dev/shm
-	mount -t tmpfs tmp /newroot/tmp
-	mount -t tmpfs run /newroot/run
 	chroot /newroot /bin/bash -c "cd $TOP && bash $RESULTS/cmd > $RESULTS/log 2>&1; echo \$? > $RESULTS/rc"
 	poweroff -f
 	EOF
