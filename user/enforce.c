@@ -23,7 +23,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "enforce.h"
+#include "msg.h"
 #include "parse.h"
+#include "resolve.h"
 
 #define MAX_DEVS 64
 #define MAX_FS 64
@@ -61,11 +63,9 @@ static void warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("stablepage-trace: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	spt_vmsg("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static int read_int_file(const char *path, int *value)
@@ -278,17 +278,6 @@ static int remount(struct enforced_fs *fs, const struct mountinfo_entry *e)
 	return 0;
 }
 
-/* The device a mountinfo line's filesystem lives on: the source's rdev when
- * the source is a block device (btrfs has an anonymous s_dev), else s_dev. */
-static uint32_t mount_bdev(const struct mountinfo_entry *e)
-{
-	struct stat st;
-
-	if (e->source[0] == '/' && !stat(e->source, &st) && S_ISBLK(st.st_mode))
-		return spt_kdev(major(st.st_rdev), minor(st.st_rdev));
-	return spt_kdev(e->major, e->minor);
-}
-
 /* Mounts of disk i: record each superblock once; remount it if asked. */
 static int find_mounts(int disk, bool do_remount)
 {
@@ -307,7 +296,7 @@ static int find_mounts(int disk, bool do_remount)
 		memcpy(lines[n], line, sizeof(line));
 		if (!parse_mountinfo_line(lines[n], &entries[n]))
 			continue;
-		bdev = mount_bdev(&entries[n]);
+		bdev = resolve_mount_bdev(&entries[n]);
 		if (disk_of(bdev, &d) || d.disk != enf.devs[disk].disk)
 			continue;
 		n++;

@@ -12,13 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "probe.h"
 #include "parse.h"
+#include "resolve.h"
 #include "probe.skel.h"
 
 #define SYSFS_BTF "/sys/kernel/btf/vmlinux"
@@ -143,19 +142,12 @@ static void block_devices(void)
 		f = fopen("/proc/self/mountinfo", "re");
 		while (f && fgets(line, sizeof(line), f)) {
 			struct mountinfo_entry e;
-			struct stat st;
-			unsigned int smaj = 0, smin = 0;
+			bool mine;
 
 			if (!parse_mountinfo_line(line, &e))
 				continue;
-			/* The source's rdev: btrfs mounts show an anonymous dev. */
-			if (e.source[0] == '/' && !stat(e.source, &st) && S_ISBLK(st.st_mode))
-				smaj = major(st.st_rdev), smin = minor(st.st_rdev);
-			else
-				smaj = e.major, smin = e.minor;
 			/* Partitions share their disk's queue: sda1 counts for sda. */
-			bool mine = smaj == maj && smin == min;
-
+			mine = resolve_mount_bdev(&e) == spt_kdev(maj, min);
 			if (!mine && !strncmp(e.source, "/dev/", 5) && e.source[5]) {
 				snprintf(path, sizeof(path), "/sys/block/%s/%s", de->d_name,
 					 e.source + 5);

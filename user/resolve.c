@@ -96,6 +96,15 @@ again:
 	return best;
 }
 
+uint32_t resolve_mount_bdev(const struct mountinfo_entry *e)
+{
+	struct stat st;
+
+	if (e->source[0] == '/' && !stat(e->source, &st) && S_ISBLK(st.st_mode))
+		return spt_kdev(major(st.st_rdev), minor(st.st_rdev));
+	return spt_kdev(e->major, e->minor);
+}
+
 bool resolve_dev_arg(const char *arg, uint32_t *kdev)
 {
 	char path[PATH_MAX];

@@ -23,6 +23,12 @@ int open_cgroup_dir(const char *path);
 /* Kernel name of a block device ("loop0", "nvme0n1p2"), or "MAJ:MIN" when
  * /sys/dev/block does not know it (an anonymous dev). */
 void resolve_blockdev_name(uint32_t kdev, char *buf, size_t len);
+/* The block device a mountinfo line's filesystem lives on: the source's
+ * rdev when the source is a block device (btrfs shows an anonymous s_dev),
+ * else its MAJ:MIN. */
+struct mountinfo_entry;
+uint32_t resolve_mount_bdev(const struct mountinfo_entry *e);
+
 void resolve_cleanup(void);
 
 #endif

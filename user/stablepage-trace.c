@@ -19,6 +19,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "enforce.h"
+#include "msg.h"
 #include "probe.h"
 #include "parse.h"
 #include "prom.h"
@@ -155,11 +156,9 @@ static void die_usage(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("stablepage-trace: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	spt_vmsg(" (see --help)", fmt, ap);
 	va_end(ap);
-	fputs(" (see --help)\n", stderr);
 	exit(EXIT_USAGE);
 }
 
@@ -168,11 +167,9 @@ static void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("stablepage-trace: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	spt_vmsg("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(EXIT_RUNTIME);
 }
 

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The one shape of every error line: "stablepage-trace: WHAT[SUFFIX]\n". */
+#ifndef SPT_MSG_H
+#define SPT_MSG_H
+
+#include <stdarg.h>
+
+void spt_vmsg(const char *suffix, const char *fmt, va_list ap);
+
+#endif
