@@ -33,10 +33,8 @@
 
 /* A whole disk whose request queue carries the flag (partitions share it). */
 struct enforced_dev {
-	uint32_t disk;
-	char name[64];
-	char sysfs[PATH_MAX]; /* /sys/devices/.../block/NAME */
-	int old;	      /* stable_writes before we changed it */
+	struct spt_disk disk;
+	int old; /* stable_writes before we changed it */
 	bool changed;
 };
 
@@ -94,37 +92,9 @@ static int write_int_file(const char *path, int value)
 	return err;
 }
 
-/* The disk of kdev (itself, or the disk a partition belongs to), in sysfs. */
-static int disk_of(uint32_t kdev, struct enforced_dev *d)
-{
-	char link[64], path[PATH_MAX + 16];
-	unsigned int maj, min;
-	FILE *f;
-
-	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", spt_kdev_major(kdev),
-		 spt_kdev_minor(kdev));
-	if (!realpath(link, d->sysfs))
-		return -errno;
-	snprintf(path, sizeof(path), "%s/partition", d->sysfs);
-	if (!access(path, F_OK))
-		*strrchr(d->sysfs, '/') = '\0';
-	snprintf(d->name, sizeof(d->name), "%s", strrchr(d->sysfs, '/') + 1);
-	snprintf(path, sizeof(path), "%s/dev", d->sysfs);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%u:%u", &maj, &min) != 2) {
-		fclose(f);
-		return -EINVAL;
-	}
-	fclose(f);
-	d->disk = spt_kdev(maj, min);
-	return 0;
-}
-
 static void queue_file(const struct enforced_dev *d, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/queue/stable_writes", d->sysfs);
+	snprintf(buf, len, "%s/queue/stable_writes", d->disk.sysfs);
 }
 
 /* The state file: written whole, then renamed, before any value changes. */
@@ -148,8 +118,9 @@ static int write_state(void)
 	fprintf(f, "# stablepage-trace enforce pid=%d: device, MAJ:MIN, previous stable_writes\n",
 		(int)getpid());
 	for (int i = 0; i < enf.ndevs; i++)
-		fprintf(f, "%s %u:%u %d\n", enf.devs[i].name, spt_kdev_major(enf.devs[i].disk),
-			spt_kdev_minor(enf.devs[i].disk), enf.devs[i].old);
+		fprintf(f, "%s %u:%u %d\n", enf.devs[i].disk.name,
+			spt_kdev_major(enf.devs[i].disk.dev), spt_kdev_minor(enf.devs[i].disk.dev),
+			enf.devs[i].old);
 	if (fflush(f) || fsync(fd) || fclose(f)) {
 		unlink(tmp);
 		return -EIO;
@@ -290,14 +261,14 @@ static int find_mounts(int disk, bool do_remount)
 	if (!f)
 		return -1;
 	while (n < MAX_FS && fgets(line, sizeof(line), f)) {
-		struct enforced_dev d;
+		struct spt_disk d;
 		uint32_t bdev;
 
 		memcpy(lines[n], line, sizeof(line));
 		if (!parse_mountinfo_line(lines[n], &entries[n]))
 			continue;
 		bdev = resolve_mount_bdev(&entries[n]);
-		if (disk_of(bdev, &d) || d.disk != enf.devs[disk].disk)
+		if (resolve_disk(bdev, &d) || d.dev != enf.devs[disk].disk.dev)
 			continue;
 		n++;
 	}
@@ -329,7 +300,7 @@ static int find_mounts(int disk, bool do_remount)
 				"enforce: %s (%s on %s) was mounted before stable_writes was set: "
 				"not "
 				"in effect until it is mounted again (--remount does it)\n",
-				fs->mountpoint, fs->fstype, enf.devs[disk].name);
+				fs->mountpoint, fs->fstype, enf.devs[disk].disk.name);
 		else if (mounts > 1)
 			warn("cannot remount %s: the filesystem is mounted %d times (bind mounts); "
 			     "unmount the others first",
@@ -347,20 +318,20 @@ static void report_holders(const struct enforced_dev *d)
 	struct dirent *de;
 	DIR *dir;
 
-	snprintf(path, sizeof(path), "%s/holders", d->sysfs);
+	snprintf(path, sizeof(path), "%s/holders", d->disk.sysfs);
 	dir = opendir(path);
 	while (dir && (de = readdir(dir))) {
 		int v = -1;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/holders/%s/queue/stable_writes", d->sysfs,
+		snprintf(path, sizeof(path), "%s/holders/%s/queue/stable_writes", d->disk.sysfs,
 			 de->d_name);
 		read_int_file(path, &v);
 		fprintf(stderr,
 			"enforce: %s is stacked on %s (its stable_writes: %d); filesystems on it "
 			"need --dev %s too\n",
-			de->d_name, d->name, v, de->d_name);
+			de->d_name, d->disk.name, v, de->d_name);
 	}
 	if (dir)
 		closedir(dir);
@@ -378,7 +349,7 @@ int enforce_apply(const struct enforce_opts *opts)
 		struct enforced_dev *d = &enf.devs[enf.ndevs];
 		bool dup = false;
 
-		err = disk_of(opts->devs[i], d);
+		err = resolve_disk(opts->devs[i], &d->disk);
 		if (err) {
 			warn("--dev %u:%u is not a block device in /sys/dev/block: native "
 			     "enforcement "
@@ -387,7 +358,7 @@ int enforce_apply(const struct enforce_opts *opts)
 			return -1;
 		}
 		for (int j = 0; j < enf.ndevs; j++)
-			dup |= enf.devs[j].disk == d->disk;
+			dup |= enf.devs[j].disk.dev == d->disk.dev;
 		if (dup)
 			continue;
 		queue_file(d, path, sizeof(path));
@@ -414,7 +385,7 @@ int enforce_apply(const struct enforce_opts *opts)
 			return -1;
 		}
 		d->changed = true;
-		fprintf(stderr, "enforce: %s: stable_writes %d -> 1%s\n", d->name, d->old,
+		fprintf(stderr, "enforce: %s: stable_writes %d -> 1%s\n", d->disk.name, d->old,
 			enf.persist ? " (kept at exit: --persist)" : "");
 		report_holders(d);
 		if (find_mounts(i, opts->remount))
@@ -445,7 +416,7 @@ bool enforce_report(const struct spt_summary *s)
 		fprintf(stderr,
 			"enforce: %s (%s on %s): stable writes %s; %llu violations, %llu stable "
 			"waits\n",
-			fs->mountpoint, fs->fstype, enf.devs[fs->disk].name,
+			fs->mountpoint, fs->fstype, enf.devs[fs->disk].disk.name,
 			in_effect ? "in effect" : "NOT in effect", (unsigned long long)violations,
 			(unsigned long long)(ds ? stable_waits(ds->waits) : 0));
 		if (in_effect && violations) {
@@ -477,7 +448,8 @@ void enforce_finish(void)
 			continue;
 		}
 		d->changed = false;
-		fprintf(stderr, "enforce: %s: stable_writes restored to %d\n", d->name, d->old);
+		fprintf(stderr, "enforce: %s: stable_writes restored to %d\n", d->disk.name,
+			d->old);
 		for (int j = 0; j < enf.nfs; j++)
 			if (enf.fs[j].disk == i && enf.fs[j].remounted)
 				fprintf(stderr,
@@ -527,7 +499,7 @@ int enforce_restore(void)
 			continue;
 		}
 		/* A loop device may have been freed and reused since. */
-		if (disk_of(kdev, &d) || strcmp(d.name, name)) {
+		if (resolve_disk(kdev, &d.disk) || strcmp(d.disk.name, name)) {
 			fprintf(stderr, "enforce: %s (%u:%u) is gone; nothing to restore there\n",
 				name, spt_kdev_major(kdev), spt_kdev_minor(kdev));
 			continue;

@@ -23,6 +23,26 @@
 #define SYSFS_BTF "/sys/kernel/btf/vmlinux"
 #define SECURITYFS "/sys/kernel/security"
 
+const struct spt_tracepoint spt_tracepoints[SPT_NTRACEPOINTS] = {
+	{"btf_trace_writeback_dirty_folio", "writeback:writeback_dirty_folio", "5.16"},
+	{"btf_trace_folio_wait_writeback", "writeback:folio_wait_writeback", "5.16"},
+	{"btf_trace_sched_switch", "sched:sched_switch", "5.5"},
+	{"btf_trace_block_rq_complete", "block:block_rq_complete", "5.5"},
+};
+
+static bool tracepoint_in_btf(const struct btf *btf, const struct spt_tracepoint *tp)
+{
+	return btf__find_by_name_kind(btf, tp->btf_name, BTF_KIND_TYPEDEF) >= 0;
+}
+
+const struct spt_tracepoint *probe_missing_tracepoint(const struct btf *btf)
+{
+	for (size_t i = 0; i < SPT_NTRACEPOINTS; i++)
+		if (!tracepoint_in_btf(btf, &spt_tracepoints[i]))
+			return &spt_tracepoints[i];
+	return NULL;
+}
+
 static void row(const char *what, bool ok, const char *detail)
 {
 	printf("  %-46s %s%s%s\n", what, ok ? "yes" : "no", detail && *detail ? ": " : "",
@@ -105,18 +125,54 @@ static bool lsm_listed(const char *lsms, const char *name)
 	return false;
 }
 
+/* A mounted filesystem and the disk whose queue governs it. */
+struct disk_mount {
+	uint32_t disk;
+	char label[PATH_MAX + 40]; /* "/srv (xfs)" */
+};
+
+static size_t read_disk_mounts(struct disk_mount **out)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	struct disk_mount *m = NULL, *grown;
+	char line[4096];
+	size_t n = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		struct mountinfo_entry e;
+		struct spt_disk d;
+
+		if (!parse_mountinfo_line(line, &e) || resolve_disk(resolve_mount_bdev(&e), &d))
+			continue;
+		grown = realloc(m, (n + 1) * sizeof(*m));
+		if (!grown)
+			break;
+		m = grown;
+		m[n].disk = d.dev;
+		snprintf(m[n].label, sizeof(m[n].label), "%s (%s)", e.mountpoint, e.fstype);
+		n++;
+	}
+	if (f)
+		fclose(f);
+	*out = m;
+	return n;
+}
+
 /* Block devices with their stable_writes and the filesystems mounted on them. */
 static void block_devices(void)
 {
 	struct dirent **names = NULL;
 	int n = scandir("/sys/block", &names, NULL, alphasort);
+	struct disk_mount *mounts;
+	size_t nmounts = read_disk_mounts(&mounts);
 
 	printf("block devices (a filesystem samples stable_writes when it is mounted):\n");
 	printf("  %-12s %-13s %s\n", "DEVICE", "STABLE_WRITES", "FILESYSTEMS");
 	for (int i = 0; i < n; i++) {
 		const struct dirent *de = names[i];
-		char path[512], line[4096], mounts[1024] = "";
+		char path[PATH_MAX + 32], list[1024] = "";
 		unsigned int maj, min;
+		struct spt_disk d;
 		size_t used = 0;
 		int stable = -1;
 		FILE *f;
@@ -125,66 +181,41 @@ static void block_devices(void)
 		snprintf(path, sizeof(path), "/sys/block/%s/loop", de->d_name);
 		if (de->d_name[0] == '.' || (!strncmp(de->d_name, "loop", 4) && access(path, F_OK)))
 			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s/queue/stable_writes", de->d_name);
-		f = fopen(path, "re");
-		if (!f || fscanf(f, "%d", &stable) != 1)
-			stable = -1;
-		if (f)
-			fclose(f);
 		snprintf(path, sizeof(path), "/sys/block/%s/dev", de->d_name);
 		f = fopen(path, "re");
-		if (!f || fscanf(f, "%u:%u", &maj, &min) != 2) {
+		if (!f || fscanf(f, "%u:%u", &maj, &min) != 2 ||
+		    resolve_disk(spt_kdev(maj, min), &d)) {
 			if (f)
 				fclose(f);
 			continue;
 		}
 		fclose(f);
-		f = fopen("/proc/self/mountinfo", "re");
-		while (f && fgets(line, sizeof(line), f)) {
-			struct mountinfo_entry e;
-			bool mine;
-
-			if (!parse_mountinfo_line(line, &e))
-				continue;
-			/* Partitions share their disk's queue: sda1 counts for sda. */
-			mine = resolve_mount_bdev(&e) == spt_kdev(maj, min);
-			if (!mine && !strncmp(e.source, "/dev/", 5) && e.source[5]) {
-				snprintf(path, sizeof(path), "/sys/block/%s/%s", de->d_name,
-					 e.source + 5);
-				mine = !access(path, F_OK);
-			}
-			if (!mine)
-				continue;
-			used += snprintf(mounts + used, sizeof(mounts) - used, "%s%s (%s)",
-					 used ? ", " : "", e.mountpoint, e.fstype);
-			if (used >= sizeof(mounts))
-				break;
-		}
+		snprintf(path, sizeof(path), "%s/queue/stable_writes", d.sysfs);
+		f = fopen(path, "re");
+		if (!f || fscanf(f, "%d", &stable) != 1)
+			stable = -1;
 		if (f)
 			fclose(f);
-		if (stable < 0 && !mounts[0])
+		for (size_t j = 0; j < nmounts && used < sizeof(list); j++)
+			if (mounts[j].disk == d.dev)
+				used += snprintf(list + used, sizeof(list) - used, "%s%s",
+						 used ? ", " : "", mounts[j].label);
+		if (stable < 0 && !list[0])
 			continue;
 		printf("  %-12s %-13s %s\n", de->d_name,
 		       stable < 0 ? "?"
 		       : stable	  ? "1"
 				  : "0",
-		       mounts[0] ? mounts : "-");
+		       list[0] ? list : "-");
 	}
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	free(mounts);
 }
 
 int features_run(const char *btf_path)
 {
-	static const struct {
-		const char *btf_name, *label;
-	} tracepoints[] = {
-		{"btf_trace_writeback_dirty_folio", "writeback:writeback_dirty_folio"},
-		{"btf_trace_folio_wait_writeback", "writeback:folio_wait_writeback"},
-		{"btf_trace_sched_switch", "sched:sched_switch"},
-		{"btf_trace_block_rq_complete", "block:block_rq_complete"},
-	};
 	static const struct {
 		const char *prog, *label;
 	} programs[] = {
@@ -209,12 +240,11 @@ int features_run(const char *btf_path)
 	    btf ? NULL : strerror(errno));
 	if (!btf)
 		return 1;
-	for (size_t i = 0; i < sizeof(tracepoints) / sizeof(tracepoints[0]); i++) {
-		bool have =
-			btf__find_by_name_kind(btf, tracepoints[i].btf_name, BTF_KIND_TYPEDEF) >= 0;
+	for (size_t i = 0; i < SPT_NTRACEPOINTS; i++) {
+		bool have = tracepoint_in_btf(btf, &spt_tracepoints[i]);
 
 		all_tp &= have;
-		snprintf(why, sizeof(why), "tracepoint %s", tracepoints[i].label);
+		snprintf(why, sizeof(why), "tracepoint %s", spt_tracepoints[i].name);
 		row(why, have, NULL);
 	}
 	row("bpf_send_signal_task() kfunc",

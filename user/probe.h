@@ -13,4 +13,16 @@ int features_run(const char *btf_path);
  * ...), then unloads it. False with the reason in why. */
 bool probe_program(const char *name, const char *btf_path, char *why, size_t len);
 
+/* The tracepoints the tracer attaches to (as tp_btf), and the Linux
+ * release that gave them BTF (btf_trace_* typedefs). */
+struct spt_tracepoint {
+	const char *btf_name, *name, *since;
+};
+#define SPT_NTRACEPOINTS 4
+extern const struct spt_tracepoint spt_tracepoints[SPT_NTRACEPOINTS];
+
+/* The first of them that the kernel BTF lacks, or NULL. */
+struct btf;
+const struct spt_tracepoint *probe_missing_tracepoint(const struct btf *btf);
+
 #endif

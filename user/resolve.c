@@ -105,6 +105,33 @@ uint32_t resolve_mount_bdev(const struct mountinfo_entry *e)
 	return spt_kdev(e->major, e->minor);
 }
 
+int resolve_disk(uint32_t kdev, struct spt_disk *d)
+{
+	char link[64], path[PATH_MAX + 16];
+	unsigned int maj, min;
+	FILE *f;
+
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", spt_kdev_major(kdev),
+		 spt_kdev_minor(kdev));
+	if (!realpath(link, d->sysfs))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/partition", d->sysfs);
+	if (!access(path, F_OK))
+		*strrchr(d->sysfs, '/') = '\0';
+	snprintf(d->name, sizeof(d->name), "%s", strrchr(d->sysfs, '/') + 1);
+	snprintf(path, sizeof(path), "%s/dev", d->sysfs);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%u:%u", &maj, &min) != 2) {
+		fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	d->dev = spt_kdev(maj, min);
+	return 0;
+}
+
 bool resolve_dev_arg(const char *arg, uint32_t *kdev)
 {
 	char path[PATH_MAX];

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <limits.h>
 
 /* "loop0", "/dev/loop0" or "7:0" -> kernel dev. MAJ:MIN may also name a
  * mounted filesystem's anonymous dev (btrfs). False when unknown. */
@@ -28,6 +29,16 @@ void resolve_blockdev_name(uint32_t kdev, char *buf, size_t len);
  * else its MAJ:MIN. */
 struct mountinfo_entry;
 uint32_t resolve_mount_bdev(const struct mountinfo_entry *e);
+
+/* A whole disk: the one whose request queue (and queue/stable_writes)
+ * governs a block device, itself or the disk a partition belongs to. */
+struct spt_disk {
+	uint32_t dev;
+	char name[64];	      /* kernel name: "loop0", "sda" */
+	char sysfs[PATH_MAX]; /* /sys/devices/.../block/NAME */
+};
+/* 0, or -errno when kdev is not a block device in /sys/dev/block. */
+int resolve_disk(uint32_t kdev, struct spt_disk *d);
 
 void resolve_cleanup(void);
 

@@ -316,18 +316,6 @@ static bool have_bpf_caps(void)
 	return (eff & (1ULL << 21)) || ((eff & (1ULL << 38)) && (eff & (1ULL << 39)));
 }
 
-/* The tracepoints this mode needs. Looked up in the kernel's BTF only when
- * the load failed, to name a missing one instead of a libbpf error: parsing
- * vmlinux BTF a second time costs 30-60 ms of start-up. */
-static const struct {
-	const char *btf_name;
-	const char *tracepoint;
-	const char *since;
-} required_tracepoints[] = {
-	{ "btf_trace_writeback_dirty_folio", "writeback:writeback_dirty_folio", "5.16" },
-	{ "btf_trace_folio_wait_writeback", "writeback:folio_wait_writeback", "5.16" },
-};
-
 static const char *btf_file(void)
 {
 	return env.btf_path ? env.btf_path : SYSFS_BTF;
@@ -340,20 +328,22 @@ static void check_kernel_btf(void)
 		    "--btf FILE", btf_file());
 }
 
-/* After a failed load: a missing tracepoint, or the verifier. */
+/*
+ * After a failed load: a missing tracepoint, or the verifier. The kernel's
+ * BTF is searched only now, to name a missing tracepoint instead of a
+ * libbpf error: parsing vmlinux BTF a second time costs 30-60 ms of start-up.
+ */
 static void explain_load_failure(int err)
 {
 	struct btf *btf = btf__parse(btf_file(), NULL);
+	const struct spt_tracepoint *missing;
 
 	if (!btf)
 		die("cannot parse BTF in %s: %s", btf_file(), strerror(errno));
-	for (size_t i = 0; i < sizeof(required_tracepoints) / sizeof(required_tracepoints[0]); i++)
-		if (btf__find_by_name_kind(btf, required_tracepoints[i].btf_name, BTF_KIND_TYPEDEF) < 0) {
-			btf__free(btf);
-			die("the kernel lacks tracepoint %s (added in Linux %s)",
-			    required_tracepoints[i].tracepoint, required_tracepoints[i].since);
-		}
+	missing = probe_missing_tracepoint(btf);
 	btf__free(btf);
+	if (missing)
+		die("the kernel lacks tracepoint %s (added in Linux %s)", missing->name, missing->since);
 	fprintf(stderr, "stablepage-trace: the kernel rejected the BPF programs: %s "
 			"(-v shows the verifier log)\n", strerror(-err));
 }
