@@ -86,15 +86,17 @@ start_tracer() {
 # "ns_per_run runs" of the most frequently run one, and all of them in ms;
 # one "PROFILE CONFIG name ns_per_run runs" line per program to $progs.
 bpf_run_stats() {
-	bpftool prog show -j | jq -r --arg p "$profile" --arg c "$cfg" '.[] |
-		select(.name | test("^tp_(writeback_di|folio_wait_w|sched_switch|block_rq_com)")) |
+	local ours
+	# One snapshot for both outputs; fentry_ is our fentry-mode program.
+	ours=$(bpftool prog show -j | jq -c '[.[] | select(.name |
+		test("^(tp_(writeback_di|folio_wait_w|sched_switch|block_rq_com)|fentry_folio_en)"))]')
+	jq -r --arg p "$profile" --arg c "$cfg" '.[] |
 		"\($p) \($c) \(.name) \(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else "-" end) \(.run_cnt)"' \
-		>> "$progs"
-
-	bpftool prog show -j | jq -r '[.[] | select(.name | test("^tp_(writeback_di|folio_wait_w|sched_switch|block_rq_com)")) |
-		select(.run_cnt > 0)] | (map(.run_time_ns) | add // 0) as $total | sort_by(-.run_cnt) |
-		(first // {run_time_ns: 0, run_cnt: 0}) |
-		"\(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else 0 end) \(.run_cnt) \($total / 1e6 | floor)"'
+		<<< "$ours" >> "$progs"
+	jq -r '[.[] | select(.run_cnt > 0)] | (map(.run_time_ns) | add // 0) as $total |
+		sort_by(-.run_cnt) | (first // {run_time_ns: 0, run_cnt: 0}) |
+		"\(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else 0 end) \(.run_cnt) \($total / 1e6 | floor)"' \
+		<<< "$ours"
 }
 
 # Thread-time the writers lost to stable pages, in percent: predicted by
