@@ -32,6 +32,8 @@
 #define PF_IO_WORKER 0x00000010
 #define PF_KTHREAD 0x00200000
 #define ENOSYS 38
+/* include/linux/page-flags.h: folio->mapping of an anonymous folio */
+#define PAGE_MAPPING_ANON_BIT 0x1
 
 const volatile bool filter_pid = false;
 const volatile bool filter_dev = false;
@@ -41,6 +43,10 @@ const volatile bool stream_events = true;
 /* Tracepoint mode: would-stall ends where a completed request's pages are
  * found (block_rq_complete walk). fentry mode: at folio_end_writeback. */
 const volatile bool walk_requests = true;
+/* fentry mode: mmap violations are decided where page_mkwrite returns, and
+ * waits are timed from entry to return of folio_wait_stable/_writeback. */
+const volatile bool hook_mkwrite = false;
+const volatile bool time_wait_calls = false;
 const volatile char target_comm[SPT_COMM_LEN] = {};
 
 struct {
@@ -151,8 +157,38 @@ struct {
 	__type(value, struct writeback_wait);
 } waiting SEC(".maps");
 
+/* fentry mode: a thread inside a hooked page_mkwrite handler. Handlers
+ * nest (ext4 -> block_page_mkwrite, xfs -> iomap_page_mkwrite): the
+ * outermost return decides. */
+struct mkwrite_call {
+	__u32 depth;
+	__u32 dirtied; /* the folio went clean -> dirty under writeback inside */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct mkwrite_call);
+} mkwrite_calls SEC(".maps");
+
+/* fentry mode: when each folio's writeback started, keyed by folio. LRU: a
+ * folio freed after its writeback leaves its entry behind. */
+struct writeback_start {
+	__u64 ts_ns;
+	__u32 dev;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct writeback_start);
+} writeback_started SEC(".maps");
+
 /*
- * Entries in the two tables above. Incremented only by the insert that
+ * Entries in inflight_violations and waiting. Incremented only by the insert that
  * created an entry and decremented only by the delete that removed it, so
  * they are exact; the hot tracepoints (sched_switch, block_rq_complete)
  * return at once while they are 0.
@@ -416,32 +452,82 @@ static __always_inline void stream_violation(struct spt_totals *t, __u32 kind, _
 				      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
-/* A folio goes clean -> dirty (mapping->i_pages xa_lock held, IRQs off). */
-static __always_inline int handle_folio_dirtied(struct folio *folio, struct address_space *mapping)
-{
-	struct super_block *sb;
-	struct spt_totals *t;
+/*
+ * The file, superblock and device of a page-cache folio's mapping, if the
+ * device and the current task pass the filters.
+ */
+struct folio_file {
 	struct inode *inode;
-	__u32 dev, bdev_dev = 0, kind, generation;
-	struct block_device *bdev;
+	struct super_block *sb;
+	__u32 dev;
+};
 
-	if (!mapping || !folio_under_writeback(folio))
-		return 0;
-	inode = BPF_CORE_READ(mapping, host);
-	sb = BPF_CORE_READ(inode, i_sb);
-	dev = BPF_CORE_READ(sb, s_dev);
+static __always_inline bool folio_file_selected(struct address_space *mapping,
+						struct folio_file *ff)
+{
+	struct inode *inode = BPF_CORE_READ(mapping, host);
+	struct super_block *sb = BPF_CORE_READ(inode, i_sb);
+	struct block_device *bdev;
+	__u32 bdev_dev = 0;
+
+	if (!sb)
+		return false;
+	ff->inode = inode;
+	ff->sb = sb;
+	ff->dev = BPF_CORE_READ(sb, s_dev);
 	bdev = BPF_CORE_READ(sb, s_bdev);
 	if (bdev)
 		bdev_dev = BPF_CORE_READ(bdev, bd_dev);
-	if (!dev_selected(dev, bdev_dev) || !task_selected())
+	return dev_selected(ff->dev, bdev_dev) && task_selected();
+}
+
+static __always_inline void record_violation(struct spt_totals *t, struct folio *folio,
+					     struct address_space *mapping, struct folio_file *ff,
+					     __u32 kind)
+{
+	struct inode *inode = ff->inode;
+	__u32 generation = BPF_CORE_READ(inode, i_generation);
+
+	count_violation(t, kind, ff->dev, ff->sb, mapping, inode, generation);
+	track_violation(t, folio, ff->dev, kind);
+	if (stream_events)
+		stream_violation(t, kind, ff->dev, ff->sb, inode, generation, folio);
+}
+
+/*
+ * fentry mode: was the folio violated already in its current writeback
+ * cycle? A violation recorded while its folio's writeback was ending (on
+ * another CPU, which did not find it yet) stays behind: it is older than the
+ * cycle's start, and the new violation replaces it (would_stall_untimed).
+ */
+static __always_inline bool violated_this_cycle(__u64 folio)
+{
+	struct inflight_violation *v = bpf_map_lookup_elem(&inflight_violations, &folio);
+	struct writeback_start *ws;
+
+	if (!v)
+		return false;
+	ws = bpf_map_lookup_elem(&writeback_started, &folio);
+	/* No start seen: the cycle began before tracing, as did no entry. */
+	return !ws || v->ts_ns >= ws->ts_ns;
+}
+
+/* A folio goes clean -> dirty (mapping->i_pages xa_lock held, IRQs off). */
+static __always_inline int handle_folio_dirtied(struct folio *folio, struct address_space *mapping)
+{
+	struct folio_file ff;
+	struct spt_totals *t;
+	__u32 kind;
+
+	if (!mapping || !folio_under_writeback(folio) || !folio_file_selected(mapping, &ff))
 		return 0;
 	t = get_totals();
 	if (!t)
 		return 0;
 
-	if (mapping_stable_writes(mapping, sb)) {
+	if (mapping_stable_writes(mapping, ff.sb)) {
 		/* page_mkwrite dirties first and waits right after: not a violation. */
-		struct spt_dev_stats *ds = dev_stats_of(dev, sb, mapping);
+		struct spt_dev_stats *ds = dev_stats_of(ff.dev, ff.sb, mapping);
 
 		t->stable_dirtied++;
 		if (ds)
@@ -450,11 +536,21 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 	}
 
 	kind = current_kind();
-	generation = BPF_CORE_READ(inode, i_generation);
-	count_violation(t, kind, dev, sb, mapping, inode, generation);
-	track_violation(t, folio, dev, kind);
-	if (stream_events)
-		stream_violation(t, kind, dev, sb, inode, generation, folio);
+	if (hook_mkwrite && kind == SPT_KIND_MMAP) {
+		__u32 tid = bpf_get_current_pid_tgid();
+		struct mkwrite_call *call = bpf_map_lookup_elem(&mkwrite_calls, &tid);
+
+		/* Inside a page_mkwrite handler: its return decides. */
+		if (call) {
+			call->dirtied = 1;
+			return 0;
+		}
+		/* ext4's mapped-buffers path dirties after page_mkwrite
+		 * returned, and that return counted it already. */
+		if (violated_this_cycle((__u64)folio))
+			return 0;
+	}
+	record_violation(t, folio, mapping, &ff, kind);
 	return 0;
 }
 
@@ -483,37 +579,53 @@ static __always_inline int handle_writeback_wait(struct folio *folio, struct add
 {
 	struct spt_dev_stats *ds;
 	struct spt_proc_stats *ps;
-	struct super_block *sb;
+	struct folio_file ff;
 	struct spt_totals *t;
-	struct block_device *bdev;
-	__u32 dev, bdev_dev = 0, kind;
+	__u32 kind;
 
-	if (!mapping)
-		return 0;
-	sb = BPF_CORE_READ(mapping, host, i_sb);
-	if (!sb)
-		return 0;
-	dev = BPF_CORE_READ(sb, s_dev);
-	bdev = BPF_CORE_READ(sb, s_bdev);
-	if (bdev)
-		bdev_dev = BPF_CORE_READ(bdev, bd_dev);
-	if (!dev_selected(dev, bdev_dev) || !task_selected())
+	if (!mapping || !folio_file_selected(mapping, &ff))
 		return 0;
 	t = get_totals();
 	if (!t)
 		return 0;
 	kind = current_kind();
 	t->waits[kind]++;
-	ds = dev_stats_of(dev, sb, mapping);
+	ds = dev_stats_of(ff.dev, ff.sb, mapping);
 	if (ds)
 		__sync_fetch_and_add(&ds->waits[kind], 1);
-	track_wait(t, folio, dev, kind);
+	if (time_wait_calls) {
+		/* fentry mode: timed from the wait function's entry to its
+		 * return. A second sleep in one call is inside that time. */
+		__u32 tid = bpf_get_current_pid_tgid();
+		struct writeback_wait *w = bpf_map_lookup_elem(&waiting, &tid);
+
+		if (w && w->folio == (__u64)folio && !w->slept)
+			w->slept = 1;
+		else
+			t->wait_untimed++;
+	} else {
+		track_wait(t, folio, ff.dev, kind);
+	}
 	if (kind == SPT_KIND_OTHER)
 		return 0;
 	ps = proc_stats_of_current();
 	if (ps)
 		__sync_fetch_and_add(&ps->waits[kind], 1);
 	return 0;
+}
+
+/* A timed wait is over: the waiter runs again, or the wait call returned. */
+static __always_inline void end_wait(struct writeback_wait *done, __u64 now)
+{
+	__u64 ns = now - done->ts_ns;
+
+	hist_add(done->dev, SPT_HIST_WAIT, done->kind, ns);
+	if (done->kind != SPT_KIND_OTHER) {
+		struct spt_proc_stats *ps = bpf_map_lookup_elem(&proc_stats, &done->tgid);
+
+		if (ps)
+			__sync_fetch_and_add(&ps->stable_wait_ns, ns);
+	}
 }
 
 /*
@@ -550,14 +662,161 @@ static __always_inline void handle_switch(bool preempt, struct task_struct *prev
 	if (bpf_map_delete_elem(&waiting, &tid))
 		return;
 	__sync_fetch_and_add(&n_waiting, -1);
-	done.ts_ns = bpf_ktime_get_ns() - done.ts_ns;
-	hist_add(done.dev, SPT_HIST_WAIT, done.kind, done.ts_ns);
-	if (done.kind != SPT_KIND_OTHER) {
-		struct spt_proc_stats *ps = bpf_map_lookup_elem(&proc_stats, &done.tgid);
+	end_wait(&done, bpf_ktime_get_ns());
+}
 
-		if (ps)
-			__sync_fetch_and_add(&ps->stable_wait_ns, done.ts_ns);
+/*
+ * fentry mode: a call of folio_wait_stable() or folio_wait_writeback()
+ * begins. Only a folio under writeback can make it sleep, and
+ * folio_wait_stable() sleeps only on a stable mapping. The first of nested
+ * calls (folio_wait_stable -> folio_wait_writeback) owns the entry.
+ */
+static __always_inline int handle_wait_call(struct folio *folio, bool stable_only)
+{
+	struct address_space *mapping;
+	struct writeback_wait w = {};
+	struct folio_file ff;
+	__u64 id;
+	__u32 tid;
+
+	if (!folio_under_writeback(folio))
+		return 0;
+	mapping = BPF_CORE_READ(folio, mapping);
+	if (!mapping || ((__u64)mapping & PAGE_MAPPING_ANON_BIT))
+		return 0;
+	if (!folio_file_selected(mapping, &ff))
+		return 0;
+	if (stable_only && !mapping_stable_writes(mapping, ff.sb))
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	tid = id;
+	w.folio = (__u64)folio;
+	w.ts_ns = bpf_ktime_get_ns();
+	w.dev = ff.dev;
+	w.kind = current_kind();
+	w.tgid = id >> 32;
+	if (!bpf_map_update_elem(&waiting, &tid, &w, BPF_NOEXIST))
+		__sync_fetch_and_add(&n_waiting, 1);
+	return 0;
+}
+
+static __always_inline int handle_wait_return(struct folio *folio)
+{
+	__u32 tid = bpf_get_current_pid_tgid();
+	struct writeback_wait *w = bpf_map_lookup_elem(&waiting, &tid);
+	struct writeback_wait done;
+
+	if (!w || w->folio != (__u64)folio)
+		return 0;
+	done = *w;
+	if (bpf_map_delete_elem(&waiting, &tid))
+		return 0;
+	__sync_fetch_and_add(&n_waiting, -1);
+	/* Entered under writeback but never slept: no wait was counted. */
+	if (done.slept)
+		end_wait(&done, bpf_ktime_get_ns());
+	return 0;
+}
+
+/*
+ * fentry mode: page_mkwrite. The user's store lands only after the fault
+ * returns, so a folio still under writeback when the outermost hooked
+ * handler returns successfully is the exact mmap violation; the dirtying
+ * the tracepoint sees can come before the handler's wait, or after it
+ * returned (ext4's mapped-buffers path).
+ */
+static __always_inline int handle_mkwrite_entry(void)
+{
+	__u32 tid = bpf_get_current_pid_tgid();
+	struct mkwrite_call *call = bpf_map_lookup_elem(&mkwrite_calls, &tid);
+	struct mkwrite_call first = { .depth = 1 };
+
+	if (call)
+		call->depth++;
+	else
+		bpf_map_update_elem(&mkwrite_calls, &tid, &first, BPF_NOEXIST);
+	return 0;
+}
+
+/* The fault goes on to make the page writable: no error, no retry. */
+static __always_inline bool vm_fault_ok(__u64 ret)
+{
+	__u64 fail = bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_OOM) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_SIGBUS) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_SIGSEGV) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_HWPOISON) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_HWPOISON_LARGE) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_FALLBACK) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_NOPAGE) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_RETRY);
+
+	return !(ret & fail);
+}
+
+static __always_inline int handle_mkwrite_return(struct vm_fault *vmf, bool ok)
+{
+	__u32 tid = bpf_get_current_pid_tgid();
+	struct mkwrite_call *call = bpf_map_lookup_elem(&mkwrite_calls, &tid);
+	struct address_space *mapping;
+	struct spt_totals *t;
+	struct folio_file ff;
+	__u64 folio;
+	bool dirtied;
+
+	if (!call)
+		return 0;
+	if (call->depth > 1) {
+		call->depth--;
+		return 0;
 	}
+	dirtied = call->dirtied;
+	bpf_map_delete_elem(&mkwrite_calls, &tid);
+	if (!ok)
+		return 0;
+	folio = page_folio_addr((__u64)BPF_CORE_READ(vmf, page));
+	if (!folio_ptr_under_writeback(folio)) {
+		/* Dirtied under writeback, but the I/O ended before the
+		 * store could land: the tracepoint mode counts it. */
+		if (dirtied && (t = get_totals()))
+			t->mkwrite_io_ended++;
+		return 0;
+	}
+	/* Once per folio per writeback cycle, as in tracepoint mode. */
+	if (violated_this_cycle(folio))
+		return 0;
+	mapping = BPF_CORE_READ((struct folio *)folio, mapping);
+	if (!mapping || ((__u64)mapping & PAGE_MAPPING_ANON_BIT) ||
+	    !folio_file_selected(mapping, &ff))
+		return 0;
+	t = get_totals();
+	if (t)
+		record_violation(t, (struct folio *)folio, mapping, &ff, SPT_KIND_MMAP);
+	return 0;
+}
+
+/* fentry mode: the folio's I/O begins (also a redirtied folio's next cycle). */
+static __always_inline int handle_writeback_start(struct folio *folio)
+{
+	struct address_space *mapping = BPF_CORE_READ(folio, mapping);
+	struct writeback_start ws = {};
+	struct block_device *bdev;
+	struct super_block *sb;
+	struct spt_totals *t;
+	__u64 key = (__u64)folio;
+
+	if (!mapping || ((__u64)mapping & PAGE_MAPPING_ANON_BIT))
+		return 0;
+	sb = BPF_CORE_READ(mapping, host, i_sb);
+	if (!sb)
+		return 0;
+	ws.dev = BPF_CORE_READ(sb, s_dev);
+	bdev = BPF_CORE_READ(sb, s_bdev);
+	if (!dev_selected(ws.dev, bdev ? BPF_CORE_READ(bdev, bd_dev) : 0))
+		return 0;
+	ws.ts_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&writeback_started, &key, &ws, BPF_ANY) && (t = get_totals()))
+		t->writeback_untimed++;
+	return 0;
 }
 
 /*
@@ -776,15 +1035,86 @@ int BPF_PROG(tp_block_rq_complete, struct request *rq)
 /*
  * fentry mode: the end of a folio's writeback itself, the moment a stable
  * writer would be woken, also where the filesystem ends it after the I/O
- * (ext4 unwritten extents, xfs size updates: a workqueue). Loaded only
- * where trampolines work; the loader disables it otherwise.
+ * (ext4 unwritten extents, xfs size updates: a workqueue). PG_writeback is
+ * still set here. Each fentry/fexit program below is loaded only where
+ * trampolines work and its function is in the kernel's BTF; the loader
+ * disables the others.
  */
 SEC("fentry/folio_end_writeback")
 int BPF_PROG(fentry_folio_end_writeback, struct folio *folio)
 {
+	__u64 key = (__u64)folio, now = bpf_ktime_get_ns();
+	struct writeback_start *ws = bpf_map_lookup_elem(&writeback_started, &key);
+
+	if (ws) {
+		struct writeback_start done = *ws;
+
+		if (!bpf_map_delete_elem(&writeback_started, &key) && now > done.ts_ns)
+			hist_add(done.dev, SPT_HIST_FOLIO_WRITEBACK, 0, now - done.ts_ns);
+	}
 	if (n_inflight_violations)
-		end_violation((__u64)folio, bpf_ktime_get_ns());
+		end_violation(key, now);
 	return 0;
 }
+
+/* bool (up to 6.7) or void (6.8+) __folio_start_writeback(folio, keep_write) */
+SEC("fentry/__folio_start_writeback")
+int BPF_PROG(fentry_folio_start_writeback, struct folio *folio)
+{
+	return handle_writeback_start(folio);
+}
+
+SEC("fentry/folio_wait_stable")
+int BPF_PROG(fentry_folio_wait_stable, struct folio *folio)
+{
+	return handle_wait_call(folio, true);
+}
+
+SEC("fexit/folio_wait_stable")
+int BPF_PROG(fexit_folio_wait_stable, struct folio *folio)
+{
+	return handle_wait_return(folio);
+}
+
+SEC("fentry/folio_wait_writeback")
+int BPF_PROG(fentry_folio_wait_writeback, struct folio *folio)
+{
+	return handle_wait_call(folio, false);
+}
+
+SEC("fexit/folio_wait_writeback")
+int BPF_PROG(fexit_folio_wait_writeback, struct folio *folio)
+{
+	return handle_wait_return(folio);
+}
+
+/*
+ * page_mkwrite handlers and the helpers filesystems build them from. The
+ * return value comes from bpf_get_func_ret(): iomap_page_mkwrite() has two
+ * arguments on 6.1 and three on 6.18. vmf_arg: which argument is the
+ * struct vm_fault *; errno_ret: returns 0 / -errno instead of vm_fault_t.
+ */
+#define MKWRITE_HOOKS(fn, vmf_arg, errno_ret)                                          \
+	SEC("fentry/" #fn)                                                             \
+	int fentry_##fn(void *ctx)                                                     \
+	{                                                                              \
+		return handle_mkwrite_entry();                                         \
+	}                                                                              \
+	SEC("fexit/" #fn)                                                              \
+	int fexit_##fn(__u64 *ctx)                                                     \
+	{                                                                              \
+		__u64 ret = 0;                                                         \
+                                                                                       \
+		bpf_get_func_ret(ctx, &ret);                                           \
+		return handle_mkwrite_return((struct vm_fault *)ctx[vmf_arg],          \
+					     errno_ret ? (int)ret == 0 : vm_fault_ok(ret)); \
+	}
+
+MKWRITE_HOOKS(filemap_page_mkwrite, 0, false)
+MKWRITE_HOOKS(block_page_mkwrite, 1, true)
+MKWRITE_HOOKS(iomap_page_mkwrite, 0, false)
+MKWRITE_HOOKS(ext4_page_mkwrite, 0, false)
+MKWRITE_HOOKS(xfs_filemap_page_mkwrite, 0, false)
+MKWRITE_HOOKS(btrfs_page_mkwrite, 0, false)
 
 char LICENSE[] SEC("license") = "GPL";

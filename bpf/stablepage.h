@@ -50,6 +50,13 @@ struct spt_totals {
 	/* Waits not timed: the task returned without sleeping, or the table
 	 * was full. Timed + untimed + still waiting == waits. */
 	__u64 wait_untimed;
+	/* fentry mode: dirtied under writeback inside page_mkwrite, but the
+	 * I/O ended before the handler returned, so the store landed after
+	 * it (tracepoint mode counts these as mmap violations). */
+	__u64 mkwrite_io_ended;
+	/* fentry mode: folios whose writeback start was not recorded (the
+	 * table was full): missing from the folio-writeback histogram. */
+	__u64 writeback_untimed;
 };
 
 struct spt_dev_stats {
@@ -99,7 +106,10 @@ enum spt_hist_type {
 	/* A violation to the completion of the I/O carrying that folio: what
 	 * the writer would have waited had stable pages been enforced. */
 	SPT_HIST_WOULD_STALL = 2,
-	SPT_HIST_MAX = 3,
+	/* fentry mode: one folio's writeback, __folio_start_writeback() to
+	 * folio_end_writeback(): the longest a stable writer can wait on it. */
+	SPT_HIST_FOLIO_WRITEBACK = 3,
+	SPT_HIST_MAX = 4,
 };
 
 struct spt_hist_key {

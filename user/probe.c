@@ -30,6 +30,58 @@ const struct spt_tracepoint spt_tracepoints[SPT_NTRACEPOINTS] = {
 	{"btf_trace_block_rq_complete", "block:block_rq_complete", "5.5"},
 };
 
+const struct spt_fentry_point spt_fentry_points[SPT_NFENTRY] = {
+	{"fentry_folio_end_writeback", "folio_end_writeback", SPT_FENTRY_WB_END},
+	{"fentry_folio_start_writeback", "__folio_start_writeback", SPT_FENTRY_WB_START},
+	{"fentry_folio_wait_stable", "folio_wait_stable", SPT_FENTRY_WAIT},
+	{"fexit_folio_wait_stable", "folio_wait_stable", SPT_FENTRY_WAIT},
+	{"fentry_folio_wait_writeback", "folio_wait_writeback", SPT_FENTRY_WAIT},
+	{"fexit_folio_wait_writeback", "folio_wait_writeback", SPT_FENTRY_WAIT},
+#define MKWRITE(fn) {"fentry_" #fn, #fn, SPT_FENTRY_MKWRITE}, {"fexit_" #fn, #fn, SPT_FENTRY_MKWRITE}
+	MKWRITE(filemap_page_mkwrite),
+	MKWRITE(block_page_mkwrite),
+	MKWRITE(iomap_page_mkwrite),
+	MKWRITE(ext4_page_mkwrite),
+	MKWRITE(xfs_filemap_page_mkwrite),
+	MKWRITE(btrfs_page_mkwrite),
+#undef MKWRITE
+};
+
+static void find_functions(const struct btf *btf, bool present[SPT_NFENTRY])
+{
+	for (size_t i = 0; i < SPT_NFENTRY; i++)
+		if (!present[i])
+			present[i] = btf__find_by_name_kind(btf, spt_fentry_points[i].func,
+							    BTF_KIND_FUNC) >= 0;
+}
+
+void probe_fentry_functions(const char *btf_path, bool present[SPT_NFENTRY])
+{
+	struct btf *vmlinux = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
+	struct dirent *de;
+	DIR *dir;
+
+	memset(present, 0, SPT_NFENTRY * sizeof(present[0]));
+	if (!vmlinux)
+		return;
+	find_functions(vmlinux, present);
+	/* ext4, xfs and btrfs are modules on distribution kernels. */
+	dir = btf_path || !memchr(present, false, SPT_NFENTRY) ? NULL : opendir("/sys/kernel/btf");
+	while (dir && (de = readdir(dir))) {
+		struct btf *mod;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "vmlinux"))
+			continue;
+		mod = btf__load_module_btf(de->d_name, vmlinux);
+		if (mod)
+			find_functions(mod, present);
+		btf__free(mod);
+	}
+	if (dir)
+		closedir(dir);
+	btf__free(vmlinux);
+}
+
 static bool tracepoint_in_btf(const struct btf *btf, const struct spt_tracepoint *tp)
 {
 	return btf__find_by_name_kind(btf, tp->btf_name, BTF_KIND_TYPEDEF) >= 0;

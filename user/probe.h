@@ -25,4 +25,26 @@ extern const struct spt_tracepoint spt_tracepoints[SPT_NTRACEPOINTS];
 struct btf;
 const struct spt_tracepoint *probe_missing_tracepoint(const struct btf *btf);
 
+/*
+ * The fentry mode's attach points: program name in bpf/stablepage.bpf.c,
+ * kernel function, and what it is for (enum spt_fentry_role).
+ */
+enum spt_fentry_role {
+	SPT_FENTRY_MKWRITE,   /* fentry + fexit of a page_mkwrite handler or helper */
+	SPT_FENTRY_WAIT,      /* fentry + fexit of a writeback wait function */
+	SPT_FENTRY_WB_START,
+	SPT_FENTRY_WB_END,
+};
+
+struct spt_fentry_point {
+	const char *prog, *func;
+	enum spt_fentry_role role;
+};
+#define SPT_NFENTRY 18
+extern const struct spt_fentry_point spt_fentry_points[SPT_NFENTRY];
+
+/* present[i]: spt_fentry_points[i].func is in the kernel's BTF (vmlinux or
+ * a loaded module's; only btf_path's when one is given). */
+void probe_fentry_functions(const char *btf_path, bool present[SPT_NFENTRY]);
+
 #endif

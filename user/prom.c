@@ -218,6 +218,9 @@ void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *i
 	histograms(f, s, SPT_HIST_WRITEBACK, 0, SPT_KIND_MAX - 1, false,
 		   "stablepage_writeback_duration_seconds",
 		   "Write requests on the device, allocation to completion.");
+	histograms(f, s, SPT_HIST_FOLIO_WRITEBACK, 0, SPT_KIND_MAX - 1, false,
+		   "stablepage_folio_writeback_duration_seconds",
+		   "One folio's writeback, start to end (fentry mode only).");
 	histograms(f, s, SPT_HIST_WAIT, SPT_KIND_MMAP, SPT_KIND_WRITE, false,
 		   "stablepage_stable_wait_seconds",
 		   "Time writers slept waiting for writeback before their write could proceed.");

@@ -40,6 +40,8 @@ void totals_sum(struct spt_totals *sum, const struct spt_totals *percpu, int ncp
 		sum->agg_dropped += t->agg_dropped;
 		sum->would_stall_untimed += t->would_stall_untimed;
 		sum->wait_untimed += t->wait_untimed;
+		sum->mkwrite_io_ended += t->mkwrite_io_ended;
+		sum->writeback_untimed += t->writeback_untimed;
 	}
 }
 
@@ -215,6 +217,11 @@ void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
 		(unsigned long long)s->would_stall_pending,
 		(unsigned long long)hists_count(s, SPT_HIST_WAIT, -1),
 		(unsigned long long)t->wait_untimed, (unsigned long long)s->waits_pending);
+	if (s->attach_mode && !strcmp(s->attach_mode, "fentry"))
+		fprintf(f, "Dirtied under writeback in page_mkwrite, I/O ended before the store: %llu; "
+			   "folio writebacks untimed: %llu\n",
+			(unsigned long long)t->mkwrite_io_ended,
+			(unsigned long long)t->writeback_untimed);
 	print_proc_costs(f, s, top);
 
 	if (s->ndevs) {
@@ -286,6 +293,8 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		(unsigned long long)t->would_stall_untimed,
 		(unsigned long long)s->would_stall_pending, (unsigned long long)t->wait_untimed,
 		(unsigned long long)s->waits_pending);
+	fprintf(f, ",\"mkwrite_io_ended\":%llu,\"writeback_untimed\":%llu",
+		(unsigned long long)t->mkwrite_io_ended, (unsigned long long)t->writeback_untimed);
 
 	fputs(",\"devices\":[", f);
 	for (size_t i = 0; i < s->ndevs; i++) {
@@ -340,7 +349,7 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		fputs(",\"device\":", f);
 		json_string(f, r->device);
 		fprintf(f, ",\"kind\":\"%s\",\"count\":%llu,\"sum_ns\":%llu,\"usecs_log2\":[",
-			r->key.type == SPT_HIST_WRITEBACK ? "" : spt_kind_names[r->key.kind % SPT_KIND_MAX],
+			hist_per_device(r->key.type) ? "" : spt_kind_names[r->key.kind % SPT_KIND_MAX],
 			(unsigned long long)r->h.count, (unsigned long long)r->h.sum_ns);
 		for (int k = 0; k < SPT_HIST_SLOTS; k++)
 			fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)r->h.slots[k]);
@@ -369,6 +378,12 @@ void sort_hists(struct hist_row *rows, size_t n)
 	qsort(rows, n, sizeof(*rows), cmp_hist);
 }
 
+/* Histograms of I/O, keyed by device only (kind is 0). */
+bool hist_per_device(__u16 type)
+{
+	return type == SPT_HIST_WRITEBACK || type == SPT_HIST_FOLIO_WRITEBACK;
+}
+
 const char *hist_name(const struct spt_hist_key *k)
 {
 	switch (k->type) {
@@ -378,6 +393,8 @@ const char *hist_name(const struct spt_hist_key *k)
 		return k->kind == SPT_KIND_OTHER ? "other-wait" : "stable-wait";
 	case SPT_HIST_WOULD_STALL:
 		return "would-stall";
+	case SPT_HIST_FOLIO_WRITEBACK:
+		return "folio-writeback";
 	}
 	return "unknown";
 }
@@ -386,6 +403,7 @@ static const char *const hist_what[SPT_HIST_MAX] = {
 	[SPT_HIST_WRITEBACK] = "write requests, allocation -> completion",
 	[SPT_HIST_WAIT] = "sleeps in folio_wait_writeback until running again",
 	[SPT_HIST_WOULD_STALL] = "violation -> end of the folio's I/O",
+	[SPT_HIST_FOLIO_WRITEBACK] = "one folio, writeback start -> end",
 };
 
 void print_log2_hist(FILE *f, const __u64 slots[SPT_HIST_SLOTS])
@@ -422,7 +440,7 @@ void print_hists_text(FILE *f, const struct spt_summary *s)
 		const struct hist_row *r = &s->hists[i];
 
 		fprintf(f, "\n%s on %s", hist_name(&r->key), r->device);
-		if (r->key.type != SPT_HIST_WRITEBACK)
+		if (!hist_per_device(r->key.type))
 			fprintf(f, ", %s", spt_kind_names[r->key.kind]);
 		fprintf(f, " (%s): %llu, avg %.1f us\n", hist_what[r->key.type],
 			(unsigned long long)r->h.count,

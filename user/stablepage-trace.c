@@ -528,28 +528,40 @@ static bool enforcement_held = true;
 static struct prom_info prom_info = { .version = SPT_VERSION, .attach_mode = "tracepoint" };
 
 /*
- * Per attach point, what loads here. Only the end of a violated folio's
- * writeback has an fentry alternative so far (folio_end_writeback instead
- * of walking completed requests); the rest is tracepoints in both modes.
- * Returns the mode and the reason in why.
+ * Per attach point, what loads here: where trampolines load, each fentry
+ * program whose function the kernel has (fentry mode); tracepoints for the
+ * rest, and for everything where they do not. Returns the mode and the
+ * reason in why; fentry_use[i] says which of spt_fentry_points to load.
  */
-static const char *choose_attach_mode(char *why, size_t len)
+static const char *choose_attach_mode(char *why, size_t len, bool fentry_use[SPT_NFENTRY])
 {
-	char fail[128];
+	char fail[128], handlers[256] = "";
+	size_t n = 0;
 
+	memset(fentry_use, 0, SPT_NFENTRY * sizeof(fentry_use[0]));
 	if (!strcmp(env.attach_mode, "tracepoint")) {
 		snprintf(why, len, "as asked");
 		return "tracepoint";
 	}
-	if (probe_program("probe_fentry", env.btf_path, fail, sizeof(fail))) {
-		snprintf(why, len, "would-stall ends at fentry/folio_end_writeback");
-		return "fentry";
+	if (!probe_program("probe_fentry", env.btf_path, fail, sizeof(fail))) {
+		if (!strcmp(env.attach_mode, "fentry"))
+			die("--attach-mode fentry: fentry programs do not load on this kernel (%s); "
+			    "--attach-mode auto uses tracepoints", fail);
+		snprintf(why, len, "fentry does not load here: %s", fail);
+		return "tracepoint";
 	}
-	if (!strcmp(env.attach_mode, "fentry"))
-		die("--attach-mode fentry: fentry programs do not load on this kernel (%s); "
-		    "--attach-mode auto uses tracepoints", fail);
-	snprintf(why, len, "fentry does not load here: %s", fail);
-	return "tracepoint";
+	probe_fentry_functions(env.btf_path, fentry_use);
+	for (size_t i = 0; i < SPT_NFENTRY; i++)
+		if (fentry_use[i] && spt_fentry_points[i].role == SPT_FENTRY_MKWRITE &&
+		    !strncmp(spt_fentry_points[i].prog, "fexit_", 6) && n < sizeof(handlers))
+			n += snprintf(handlers + n, sizeof(handlers) - n, "%s%s", n ? ", " : "",
+				      spt_fentry_points[i].func);
+	snprintf(why, len,
+		 "mmap violations where page_mkwrite returns (%s; other handlers: tracepoint), "
+		 "write violations and wait counts from tracepoints, waits timed by "
+		 "folio_wait_stable/folio_wait_writeback, writeback start/end per folio",
+		 n ? handlers : "no handler found");
+	return "fentry";
 }
 
 /*
@@ -656,8 +668,8 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	double start, deadline, next_report = 0, every;
 	int cgroup_fd = -1, err, ret = EXIT_RUNTIME;
-	char mode_why[192];
-	bool fentry;
+	bool fentry_use[SPT_NFENTRY], mkwrite = false, wait_calls = false;
+	char mode_why[512];
 
 	if (argc > 1 && (!strcmp(argv[1], "enforce") || !strcmp(argv[1], "features"))) {
 		env.enforce = argv[1][0] == 'e';
@@ -700,7 +712,7 @@ int main(int argc, char **argv)
 		return features_run(env.btf_path);
 	check_kernel_btf();
 
-	prom_info.attach_mode = choose_attach_mode(mode_why, sizeof(mode_why));
+	prom_info.attach_mode = choose_attach_mode(mode_why, sizeof(mode_why), fentry_use);
 	open_opts.btf_custom_path = env.btf_path;
 	skel = stablepage_bpf__open_opts(&open_opts);
 	if (!skel) {
@@ -712,9 +724,20 @@ int main(int argc, char **argv)
 	skel->rodata->filter_dev = env.ndevs > 0;
 	skel->rodata->filter_cgroup = cgroup_fd >= 0;
 	skel->rodata->stream_events = !env.quiet;
-	fentry = !strcmp(prom_info.attach_mode, "fentry");
-	skel->rodata->walk_requests = !fentry;
-	bpf_program__set_autoload(skel->progs.fentry_folio_end_writeback, fentry);
+	for (size_t i = 0; i < SPT_NFENTRY; i++) {
+		const struct spt_fentry_point *p = &spt_fentry_points[i];
+
+		bpf_program__set_autoload(bpf_object__find_program_by_name(skel->obj, p->prog),
+					  fentry_use[i]);
+		mkwrite |= fentry_use[i] && p->role == SPT_FENTRY_MKWRITE;
+		wait_calls |= fentry_use[i] && !strcmp(p->func, "folio_wait_writeback");
+	}
+	/* Without fentry on folio_end_writeback (a tracepoint-mode run) the
+	 * would-stall ends where the request walk finds the folio. */
+	skel->rodata->walk_requests = !fentry_use[0];
+	skel->rodata->hook_mkwrite = mkwrite;
+	skel->rodata->time_wait_calls = wait_calls;
+	bpf_program__set_autoload(skel->progs.tp_sched_switch, !wait_calls);
 	if (env.comm) {
 		skel->rodata->filter_comm = true;
 		strncpy((char *)skel->rodata->target_comm, env.comm, SPT_COMM_LEN - 1);
