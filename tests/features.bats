@@ -26,9 +26,15 @@ row() {
 	! grep -E '^  .* no$' "$BATS_TEST_TMPDIR/features"
 	# The attach mode and the enforcement line agree with the rows.
 	if [ "$(row 'fentry folio_end_writeback')" = yes ]; then
-		assert_output --partial "attach mode (auto): fentry (would-stall ends at folio_end_writeback"
+		assert_output --partial "attach mode (auto): fentry where the function is in the kernel's BTF"
+		assert_output --partial "  writeback end (fentry): folio_end_writeback"$'\n'
+		assert_output --partial "  writeback start (fentry): __folio_start_writeback"$'\n'
+		assert_output --partial "  wait timing (fentry+fexit): folio_wait_stable folio_wait_writeback"$'\n'
+		# The filesystems loaded here have their handlers hooked.
+		assert_output --regexp "  mmap violations \(fentry\+fexit page_mkwrite\): filemap_page_mkwrite block_page_mkwrite iomap_page_mkwrite .*ext4_page_mkwrite [^(]"
 	else
 		assert_output --partial "attach mode (auto): tracepoint (fentry does not load here)"
+		assert_output --partial "  wait timing: tracepoint sched_switch; writeback end: block_rq_complete (request walk)"
 	fi
 	if [ "$(row 'BPF LSM active')" = yes ] && [ "$(row 'BPF LSM program')" = yes ]; then
 		assert_output --partial "holding write() from BPF: possible (BPF LSM)"

@@ -93,10 +93,10 @@ events() {
 # a program after an RCU grace period, so allow it a moment.
 assert_detached() {
 	for _ in $(seq 50); do
-		bpftool prog show | grep -qE 'tp_writeback_di|tp_folio_wait_w|tp_sched_switch|tp_block_rq_com|fentry_folio_en|probe_' || return 0
+		bpftool prog show | grep -qE 'tp_writeback_di|tp_folio_wait_w|tp_sched_switch|tp_block_rq_com|fentry_|fexit_|probe_' || return 0
 		sleep 0.1
 	done
 	echo "programs still loaded:" >&2
-	bpftool prog show | grep -E 'tp_writeback_di|tp_folio_wait_w|tp_sched_switch|tp_block_rq_com|fentry_folio_en|probe_' >&2
+	bpftool prog show | grep -E 'tp_writeback_di|tp_folio_wait_w|tp_sched_switch|tp_block_rq_com|fentry_|fexit_|probe_' >&2
 	return 1
 }

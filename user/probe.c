@@ -266,6 +266,32 @@ static void block_devices(void)
 	free(mounts);
 }
 
+/* Which part of the tracing uses which attach point, in fentry mode. */
+static void print_fentry_plan(const char *btf_path)
+{
+	static const char *const what[] = {
+		[SPT_FENTRY_MKWRITE] = "mmap violations (fentry+fexit page_mkwrite)",
+		[SPT_FENTRY_WAIT] = "wait timing (fentry+fexit)",
+		[SPT_FENTRY_WB_START] = "writeback start (fentry)",
+		[SPT_FENTRY_WB_END] = "writeback end (fentry)",
+	};
+	bool present[SPT_NFENTRY];
+
+	probe_fentry_functions(btf_path, present);
+	printf("attach mode (auto): fentry where the function is in the kernel's BTF "
+	       "(modules: load them first)\n");
+	for (int role = SPT_FENTRY_WB_END; role >= SPT_FENTRY_MKWRITE; role--) {
+		printf("  %s:", what[role]);
+		for (size_t i = 0; i < SPT_NFENTRY; i++)
+			/* fentry and fexit of one function: list it once */
+			if (spt_fentry_points[i].role == (enum spt_fentry_role)role &&
+			    strncmp(spt_fentry_points[i].prog, "fexit_", 6))
+				printf(" %s%s", spt_fentry_points[i].func, present[i] ? "" : " (absent)");
+		printf("\n");
+	}
+	printf("  other page_mkwrite handlers, write violations, wait counts: tracepoints\n");
+}
+
 int features_run(const char *btf_path)
 {
 	static const struct {
@@ -314,11 +340,11 @@ int features_run(const char *btf_path)
 	if (!ok[0] || !all_tp)
 		printf("attach mode: none: the tracepoints this tool needs do not load here\n");
 	else if (ok[1])
-		printf("attach mode (auto): fentry (would-stall ends at folio_end_writeback; the "
-		       "rest "
-		       "from tracepoints)\n");
+		print_fentry_plan(btf_path);
 	else
-		printf("attach mode (auto): tracepoint (fentry does not load here)\n");
+		printf("attach mode (auto): tracepoint (fentry does not load here)\n"
+		       "  violations, wait counts: tracepoints writeback_dirty_folio, folio_wait_writeback\n"
+		       "  wait timing: tracepoint sched_switch; writeback end: block_rq_complete (request walk)\n");
 	if (lsm_active && ok[4])
 		bpf_hold = "possible (BPF LSM)";
 	else if (ok[3])
