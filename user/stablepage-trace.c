@@ -75,7 +75,7 @@ static const char doc[] =
 	"writeback (write requests, allocation -> completion), stable-wait (writers asleep in "
 	"folio_wait_writeback until running again), other-wait (fsync, msync, truncate waits), "
 	"would-stall (a violation -> the end of that folio's I/O: the wait stable pages would "
-	"impose). Interval reports (-i) and the Prometheus file are cumulative since the start; "
+	"impose), folio-writeback (fentry mode: one folio's writeback, start -> end). Interval reports (-i) and the Prometheus file are cumulative since the start; "
 	"nothing resets.\n"
 	"\n"
 	"USAGE: stablepage-trace [-d SECS] [-p PID]... [--comm COMM] [--cgroup PATH] [--dev DEV]... "
