@@ -97,4 +97,26 @@ static __always_inline bool mapping_stable_writes(struct address_space *mapping,
 	return BPF_CORE_READ(sb, s_iflags) & SB_I_STABLE_WRITES___5_10;
 }
 
+/*
+ * Pages in a folio. A large folio has PG_head set and its page count in
+ * the first tail page's space: folio->_folio_nr_pages on 6.1, named
+ * folio->_nr_pages in 6.18's layout (the rename came with the folio layout
+ * rework between them; only these two shapes have been checked).
+ * @folio is a BTF pointer.
+ */
+struct folio___nr_pages_6_1 {
+	unsigned int _folio_nr_pages;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 folio_nr_pages_of(struct folio *folio)
+{
+	int head = bpf_core_enum_value(enum pageflags, PG_head);
+
+	if (!((folio_flags_word(folio) >> head) & 1))
+		return 1;
+	if (bpf_core_field_exists(folio->_nr_pages))
+		return BPF_CORE_READ(folio, _nr_pages);
+	return BPF_CORE_READ((struct folio___nr_pages_6_1 *)folio, _folio_nr_pages);
+}
+
 #endif /* CORE_FIXES_BPF_H */

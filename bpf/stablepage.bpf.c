@@ -32,6 +32,7 @@
 #define PF_IO_WORKER 0x00000010
 #define PF_KTHREAD 0x00200000
 #define ENOSYS 38
+#define PAGE_SHIFT_X86 12
 /* include/linux/page-flags.h: folio->mapping of an anonymous folio */
 #define PAGE_MAPPING_ANON_BIT 0x1
 
@@ -47,6 +48,12 @@ const volatile bool walk_requests = true;
  * waits are timed from entry to return of folio_wait_stable/_writeback. */
 const volatile bool hook_mkwrite = false;
 const volatile bool time_wait_calls = false;
+/* enforce (BPF): enum spt_hold_action for writers in scope (the task
+ * filters); the folios under writeback are indexed by file offset for the
+ * write() check (fentry mode: __folio_start_writeback). */
+const volatile __u32 hold_action = SPT_ACTION_NONE;
+const volatile __u64 max_delay_ns = 1000000000ULL;
+const volatile bool index_writeback = false;
 const volatile char target_comm[SPT_COMM_LEN] = {};
 
 struct {
@@ -186,6 +193,49 @@ struct {
 	__type(key, __u64);
 	__type(value, struct writeback_start);
 } writeback_started SEC(".maps");
+
+/* enforce (BPF): folios under writeback by (mapping, index of their first
+ * page), so that a write() can be checked before its copy. */
+struct wb_head_key {
+	__u64 mapping;
+	__u64 index;
+};
+
+struct wb_head {
+	__u64 folio;
+	__u32 nr_pages;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct wb_head_key);
+	__type(value, struct wb_head);
+} wb_heads SEC(".maps");
+
+/* enforce (BPF): held threads (see struct spt_hold), and the folios they
+ * wait for, whose end of writeback resumes them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct spt_hold);
+} holds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u8);
+} held_folios SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} hold_events SEC(".maps");
+
+__u64 n_held_folios;
 
 /*
  * Entries in inflight_violations and waiting. Incremented only by the insert that
@@ -495,6 +545,232 @@ static __always_inline void record_violation(struct spt_totals *t, struct folio 
 }
 
 /*
+ * enforce (BPF): hold a writer by stopping it. BPF cannot sleep, so the
+ * thread is sent SIGSTOP (the whole thread group stops, as with Ctrl-Z) and
+ * user space sends SIGCONT when a SPT_HOLD_RELEASE event says the folio's
+ * writeback ended, or when the hold reaches --max-delay. A guardian process
+ * resumes every thread in the holds table if the tool dies.
+ */
+#define SIGKILL_X86 9
+#define SIGSTOP_X86 19
+
+static __always_inline void emit_hold_event(__u32 type, __u64 folio, __u64 ts, __u64 first_ts,
+					    __u32 kind)
+{
+	struct spt_hold_event *e = bpf_ringbuf_reserve(&hold_events, sizeof(*e), 0);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	/* A lost event is bounded by --max-delay: user space resumes then. */
+	if (!e)
+		return;
+	e->ts_ns = ts;
+	e->first_ts_ns = first_ts;
+	e->folio = folio;
+	e->type = type;
+	e->kind = kind;
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* Stop the current thread until the folio's writeback ends. False when the
+ * holds table is full: the write goes on and is a violation. */
+static __always_inline bool start_hold(struct spt_totals *t, __u64 folio, __u32 kind, __u64 now)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = id;
+	struct spt_hold *old = bpf_map_lookup_elem(&holds, &tid);
+	struct spt_hold h = { .first_ts_ns = now, .folio = folio, .pid = id >> 32, .kind = kind };
+	__u8 one = 1;
+
+	if (old) {
+		old->folio = folio;
+		h.first_ts_ns = old->first_ts_ns;
+	} else if (bpf_map_update_elem(&holds, &tid, &h, BPF_NOEXIST)) {
+		return false;
+	} else {
+		t->holds[kind]++;
+	}
+	if (!bpf_map_update_elem(&held_folios, &folio, &one, BPF_NOEXIST))
+		__sync_fetch_and_add(&n_held_folios, 1);
+	emit_hold_event(SPT_HOLD_START, folio, now, h.first_ts_ns, kind);
+	bpf_send_signal(SIGSTOP_X86);
+	return true;
+}
+
+/* The folio's writeback ended: its holders may go on. */
+static __always_inline void release_holders(__u64 folio, __u64 now)
+{
+	if (!n_held_folios || bpf_map_delete_elem(&held_folios, &folio))
+		return;
+	__sync_fetch_and_add(&n_held_folios, -1);
+	emit_hold_event(SPT_HOLD_RELEASE, folio, now, now, 0);
+}
+
+/*
+ * A release can be missed: the request walk (or folio_end_writeback) may
+ * pass the folio just before its hold is recorded. While holds are
+ * outstanding, sched_switch looks at the held folios at most once a
+ * millisecond (the tool polls every 2 ms then, so switches happen even on
+ * an idle machine) and releases those no longer under writeback.
+ */
+#define HELD_SWEEP_NS 1000000ULL
+__u64 last_held_sweep_ns;
+
+static long check_held_folio(struct bpf_map *map, __u64 *folio, __u8 *unused, __u64 *now)
+{
+	if (!folio_ptr_under_writeback(*folio))
+		release_holders(*folio, *now);
+	return 0;
+}
+
+static __always_inline void sweep_held_folios(void)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - last_held_sweep_ns < HELD_SWEEP_NS)
+		return;
+	last_held_sweep_ns = now;
+	bpf_for_each_map_elem(&held_folios, check_held_folio, &now, 0);
+}
+
+/*
+ * A write fault of a writer in scope is about to make a folio under
+ * writeback writable: the signal is delivered on the way back to user
+ * space, before the store. True when the store is prevented (held, killed).
+ */
+static __always_inline bool hold_mmap_writer(struct spt_totals *t, __u64 folio)
+{
+	switch (hold_action) {
+	case SPT_ACTION_DELAY:
+		return start_hold(t, folio, SPT_KIND_MMAP, bpf_ktime_get_ns());
+	case SPT_ACTION_KILL:
+		bpf_send_signal(SIGKILL_X86);
+		t->kills++;
+		return true;
+	case SPT_ACTION_LOG:
+		t->would_hold++;
+		return false;
+	}
+	return false;
+}
+
+/* The folio under writeback that holds file page @index, if any: folios
+ * are naturally aligned, so its first page is @index with some low bits
+ * cleared (orders 0 to 9: up to a PMD). */
+static __always_inline __u64 writeback_folio_at(__u64 mapping, __u64 index)
+{
+	for (int order = 0; order < 10; order++) {
+		struct wb_head_key key = { .mapping = mapping, .index = index & ~((1ULL << order) - 1) };
+		struct wb_head *h = bpf_map_lookup_elem(&wb_heads, &key);
+
+		if (h && index - key.index < h->nr_pages)
+			return h->folio;
+	}
+	return 0;
+}
+
+/* include/linux/fs.h, include/uapi/asm-generic/fcntl.h, include/linux/errno.h */
+#define MAY_WRITE 0x00000002
+#define O_APPEND_X86 00002000
+#define ERESTARTNOINTR 513
+
+/*
+ * The byte range of the current write-family syscall, from its registers
+ * (x86-64: di, si, dx, r10 carry arguments 1-4). Vector writes: the first
+ * 8 iovecs.
+ */
+static __always_inline bool write_range(struct file *file, __u64 *pos, __u64 *count)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	long nr = regs->orig_ax;
+	bool positional = nr == 18 || nr == 296 || nr == 328;
+
+	if (nr == 1 || nr == 18) {
+		*count = regs->dx;
+	} else {
+		struct iovec iov[8];
+		__u64 n = regs->dx;
+
+		*count = 0;
+		if (bpf_probe_read_user(iov, sizeof(iov), (void *)regs->si))
+			return false;
+		for (int i = 0; i < 8; i++)
+			if (i < n)
+				*count += iov[i].iov_len;
+	}
+	*pos = positional && (long)regs->r10 != -1 ? regs->r10 : BPF_CORE_READ(file, f_pos);
+	if (BPF_CORE_READ(file, f_flags) & O_APPEND_X86)
+		*pos = BPF_CORE_READ(file, f_inode, i_size);
+	return *count > 0;
+}
+
+/*
+ * security_file_permission(file, MAY_WRITE) runs in rw_verify_area(),
+ * before the copy. A writer in scope whose range touches a folio under
+ * writeback is stopped and its syscall fails with -ERESTARTNOINTR: with a
+ * signal pending, the kernel never returns that to user space but restarts
+ * the syscall once the thread runs again, so the application sees a slower
+ * write and nothing else. The restarted write is checked again.
+ */
+static __always_inline int hold_write(struct file *file, int mask)
+{
+	__u64 pos, count, first, last, folio = 0, now, mapping;
+	struct spt_hold *held;
+	struct spt_totals *t;
+	__u32 tid;
+
+	if (hold_action == SPT_ACTION_NONE || !(mask & MAY_WRITE))
+		return 0;
+	/* Only a write-family syscall from user space can be restarted. */
+	if (current_kind() != SPT_KIND_WRITE || !task_selected())
+		return 0;
+	mapping = (__u64)BPF_CORE_READ(file, f_mapping);
+	if (!mapping || !write_range(file, &pos, &count))
+		return 0;
+	t = get_totals();
+	if (!t)
+		return 0;
+	first = pos >> PAGE_SHIFT_X86;
+	last = (pos + count - 1) >> PAGE_SHIFT_X86;
+	if (last - first >= SPT_HOLD_MAX_PAGES) {
+		t->hold_range_capped++;
+		last = first + SPT_HOLD_MAX_PAGES - 1;
+	}
+	for (int i = 0; i < SPT_HOLD_MAX_PAGES && !folio; i++)
+		if (first + i <= last)
+			folio = writeback_folio_at(mapping, first + i);
+	tid = bpf_get_current_pid_tgid();
+	held = bpf_map_lookup_elem(&holds, &tid);
+	if (!folio) {
+		/* Held before, and its folios are written back now. */
+		if (held)
+			bpf_map_delete_elem(&holds, &tid);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	if (held && now - held->first_ts_ns >= max_delay_ns) {
+		/* Bounded: it goes on; the tracepoint counts the violation. */
+		bpf_map_delete_elem(&holds, &tid);
+		t->holds_expired++;
+		return 0;
+	}
+	switch (hold_action) {
+	case SPT_ACTION_DELAY:
+		return start_hold(t, folio, SPT_KIND_WRITE, now) ? -ERESTARTNOINTR : 0;
+	case SPT_ACTION_KILL:
+		bpf_send_signal(SIGKILL_X86);
+		t->kills++;
+		return -ERESTARTNOINTR;
+	case SPT_ACTION_LOG:
+		t->would_hold++;
+		return 0;
+	}
+	return 0;
+}
+
+/*
  * fentry mode: was the folio violated already in its current writeback
  * cycle? A violation recorded while its folio's writeback was ending (on
  * another CPU, which did not find it yet) stays behind: it is older than the
@@ -550,6 +826,8 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 		if (violated_this_cycle((__u64)folio))
 			return 0;
 	}
+	if (kind == SPT_KIND_MMAP && hold_mmap_writer(t, (__u64)folio))
+		return 0;
 	record_violation(t, folio, mapping, &ff, kind);
 	return 0;
 }
@@ -789,7 +1067,7 @@ static __always_inline int handle_mkwrite_return(struct vm_fault *vmf, bool ok)
 	    !folio_file_selected(mapping, &ff))
 		return 0;
 	t = get_totals();
-	if (t)
+	if (t && !hold_mmap_writer(t, folio))
 		record_violation(t, (struct folio *)folio, mapping, &ff, SPT_KIND_MMAP);
 	return 0;
 }
@@ -816,6 +1094,12 @@ static __always_inline int handle_writeback_start(struct folio *folio)
 	ws.ts_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&writeback_started, &key, &ws, BPF_ANY) && (t = get_totals()))
 		t->writeback_untimed++;
+	if (index_writeback) {
+		struct wb_head_key hk = { .mapping = (__u64)mapping, .index = folio->index };
+		struct wb_head h = { .folio = key, .nr_pages = folio_nr_pages_of(folio) };
+
+		bpf_map_update_elem(&wb_heads, &hk, &h, BPF_ANY);
+	}
 	return 0;
 }
 
@@ -830,7 +1114,6 @@ static __always_inline int handle_writeback_start(struct folio *folio)
  * split, dm) shares its parent's table and has bi_vcnt 0: only its
  * iterator says which part is its own.
  */
-#define PAGE_SHIFT_X86 12
 #define WALK_MAX_STEPS 4096
 
 /*
@@ -960,6 +1243,7 @@ static long walk_step(__u64 i, struct walk_ctx *ctx)
 	if (folio != c->last_folio) {
 		c->last_folio = folio;
 		end_violation(folio, c->now);
+		release_holders(folio, c->now);
 	}
 	return 0;
 }
@@ -987,7 +1271,7 @@ static __always_inline int handle_rq_complete(struct request *rq)
 	start = rq->start_time_ns;
 	if (dev && start && now > start && dev_selected(dev, 0))
 		hist_add(dev, SPT_HIST_WRITEBACK, 0, now - start);
-	if (walk_requests && n_inflight_violations) {
+	if (walk_requests && (n_inflight_violations || n_held_folios)) {
 		__u32 zero = 0;
 		struct walk_state *ws = bpf_map_lookup_elem(&walk_states, &zero);
 		struct walk_ctx c = { .s = ws };
@@ -1021,8 +1305,12 @@ int BPF_PROG(tp_folio_wait_writeback, struct folio *folio, struct address_space 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	if (n_waiting)
+	/* fentry mode times waits at the wait functions; this program then
+	 * runs only for the holds' sweep. */
+	if (n_waiting && !time_wait_calls)
 		handle_switch(preempt, prev, next);
+	if (n_held_folios)
+		sweep_held_folios();
 	return 0;
 }
 
@@ -1052,8 +1340,14 @@ int BPF_PROG(fentry_folio_end_writeback, struct folio *folio)
 		if (!bpf_map_delete_elem(&writeback_started, &key) && now > done.ts_ns)
 			hist_add(done.dev, SPT_HIST_FOLIO_WRITEBACK, 0, now - done.ts_ns);
 	}
+	if (index_writeback) {
+		struct wb_head_key hk = { .mapping = (__u64)folio->mapping, .index = folio->index };
+
+		bpf_map_delete_elem(&wb_heads, &hk);
+	}
 	if (n_inflight_violations)
 		end_violation(key, now);
+	release_holders(key, now);
 	return 0;
 }
 
@@ -1086,6 +1380,20 @@ SEC("fexit/folio_wait_writeback")
 int BPF_PROG(fexit_folio_wait_writeback, struct folio *folio)
 {
 	return handle_wait_return(folio);
+}
+
+/* enforce (BPF): write() held before its copy. The loader loads one of the
+ * two, or neither where neither loads (the 6.18 host here). */
+SEC("lsm/file_permission")
+int BPF_PROG(lsm_file_permission, struct file *file, int mask, int ret)
+{
+	return ret ? ret : hold_write(file, mask);
+}
+
+SEC("fmod_ret/security_file_permission")
+int BPF_PROG(fmod_file_permission, struct file *file, int mask, int ret)
+{
+	return ret ? ret : hold_write(file, mask);
 }
 
 /*

@@ -57,6 +57,53 @@ struct spt_totals {
 	/* fentry mode: folios whose writeback start was not recorded (the
 	 * table was full): missing from the folio-writeback histogram. */
 	__u64 writeback_untimed;
+	/* enforce (BPF): writers stopped until writeback ended, per kind;
+	 * writes let through because their hold reached --max-delay; writers
+	 * killed (--action kill); holds not made (--action log). */
+	__u64 holds[SPT_KIND_MAX];
+	__u64 holds_expired;
+	__u64 kills;
+	__u64 would_hold;
+	/* writes checked against the folios under writeback: pages beyond
+	 * the check's cap (SPT_HOLD_MAX_PAGES) were not looked at */
+	__u64 hold_range_capped;
+};
+
+/* enforce (BPF): what is done to a writer in scope that would violate. */
+enum spt_hold_action {
+	SPT_ACTION_NONE = 0,  /* plain tracing */
+	SPT_ACTION_DELAY = 1, /* stop it until the folio's writeback ends (or --max-delay) */
+	SPT_ACTION_KILL = 2,  /* SIGKILL before its data lands */
+	SPT_ACTION_LOG = 3,   /* count what would be held, hold nothing */
+};
+
+/* A write() checks at most this many pages of its range. */
+#define SPT_HOLD_MAX_PAGES 16
+
+enum spt_hold_event_type {
+	SPT_HOLD_START = 0,   /* the thread was sent SIGSTOP; folio under writeback */
+	SPT_HOLD_RELEASE = 1, /* the folio's writeback ended: resume its holders */
+};
+
+/* enforce (BPF): from the hold_events ring buffer. */
+struct spt_hold_event {
+	__u64 ts_ns;   /* CLOCK_MONOTONIC: when the thread was stopped / the I/O ended */
+	__u64 first_ts_ns; /* start: when this write was first held (--max-delay counts from it) */
+	__u64 folio;   /* kernel address, an identity only */
+	__u32 type;    /* enum spt_hold_event_type */
+	__u32 kind;    /* enum spt_kind */
+	__u32 pid;
+	__u32 tid;
+	char comm[SPT_COMM_LEN];
+};
+
+/* enforce (BPF): a thread being held, keyed by thread id. Also what the
+ * guardian process reads to resume every holder if the tool dies. */
+struct spt_hold {
+	__u64 first_ts_ns; /* first hold of this write; --max-delay counts from it */
+	__u64 folio;
+	__u32 pid;
+	__u32 kind;
 };
 
 struct spt_dev_stats {

@@ -292,6 +292,14 @@ static void print_fentry_plan(const char *btf_path)
 	printf("  other page_mkwrite handlers, write violations, wait counts: tracepoints\n");
 }
 
+bool probe_bpf_lsm_active(void)
+{
+	char lsms[256];
+
+	active_lsms(lsms, sizeof(lsms));
+	return lsm_listed(lsms, "bpf");
+}
+
 int features_run(const char *btf_path)
 {
 	static const struct {

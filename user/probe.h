@@ -13,6 +13,9 @@ int features_run(const char *btf_path);
  * ...), then unloads it. False with the reason in why. */
 bool probe_program(const char *name, const char *btf_path, char *why, size_t len);
 
+/* Is "bpf" in the kernel's list of active LSMs (securityfs, mounted for the read)? */
+bool probe_bpf_lsm_active(void);
+
 /* The tracepoints the tracer attaches to (as tp_btf), and the Linux
  * release that gave them BTF (btf_trace_* typedefs). */
 struct spt_tracepoint {

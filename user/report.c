@@ -34,7 +34,12 @@ void totals_sum(struct spt_totals *sum, const struct spt_totals *percpu, int ncp
 		for (int k = 0; k < SPT_KIND_MAX; k++) {
 			sum->violations[k] += t->violations[k];
 			sum->waits[k] += t->waits[k];
+			sum->holds[k] += t->holds[k];
 		}
+		sum->holds_expired += t->holds_expired;
+		sum->kills += t->kills;
+		sum->would_hold += t->would_hold;
+		sum->hold_range_capped += t->hold_range_capped;
 		sum->stable_dirtied += t->stable_dirtied;
 		sum->events_lost += t->events_lost;
 		sum->agg_dropped += t->agg_dropped;
@@ -223,6 +228,8 @@ void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
 			(unsigned long long)t->mkwrite_io_ended,
 			(unsigned long long)t->writeback_untimed);
 	print_proc_costs(f, s, top);
+	if (s->hold)
+		hold_print_text(f, s->hold, t, s->hold_action);
 
 	if (s->ndevs) {
 		fprintf(f, "\n%-10s %-8s %-8s %-6s %10s %10s %10s %12s\n", "DEVICE", "MAJ:MIN",
@@ -295,6 +302,8 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		(unsigned long long)s->waits_pending);
 	fprintf(f, ",\"mkwrite_io_ended\":%llu,\"writeback_untimed\":%llu",
 		(unsigned long long)t->mkwrite_io_ended, (unsigned long long)t->writeback_untimed);
+	if (s->hold)
+		hold_print_json(f, s->hold, t, s->hold_action, s->write_hold);
 
 	fputs(",\"devices\":[", f);
 	for (size_t i = 0; i < s->ndevs; i++) {

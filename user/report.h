@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "stablepage.h"
+#include "hold.h"
 
 extern const char *const spt_kind_names[SPT_KIND_MAX];
 
@@ -49,6 +50,9 @@ struct spt_summary {
 	size_t nhists;
 	__u64 would_stall_pending; /* violated folios whose I/O has not ended yet */
 	__u64 waits_pending;       /* waits being timed */
+	/* enforce (BPF mode) only, else NULL */
+	const struct hold_tracker *hold;
+	const char *hold_action, *write_hold;
 };
 
 /* A resolved violation, ready to print. */

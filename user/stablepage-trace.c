@@ -19,6 +19,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "enforce.h"
+#include "guardian.h"
+#include "hold.h"
 #include "msg.h"
 #include "probe.h"
 #include "parse.h"
@@ -57,7 +59,10 @@ static struct env {
 	bool persist;
 	bool restore;
 	const char *attach_mode;
-} env = { .top = 10, .attach_mode = "auto" };
+	const char *action; /* enforce without --native: enum spt_hold_action by name */
+	double max_delay;
+	bool action_given, max_delay_given;
+} env = { .top = 10, .attach_mode = "auto", .action = "delay", .max_delay = 1.0 };
 
 /* --prom-file without -i: how often node_exporter's file is refreshed. */
 #define PROM_DEFAULT_INTERVAL_S 15.0
@@ -117,6 +122,8 @@ enum {
 	OPT_PERSIST,
 	OPT_RESTORE,
 	OPT_ATTACH_MODE,
+	OPT_ACTION,
+	OPT_MAX_DELAY,
 };
 
 static const struct argp_option opts[] = {
@@ -139,6 +146,11 @@ static const struct argp_option opts[] = {
 	  "enforce: unmount and mount again the filesystems on --dev so that it takes effect", 0 },
 	{ "persist", OPT_PERSIST, NULL, 0, "enforce: keep stable_writes at exit (--restore undoes it)", 0 },
 	{ "restore", OPT_RESTORE, NULL, 0, "enforce: undo what a killed or --persist run changed", 0 },
+	{ "action", OPT_ACTION, "ACTION", 0,
+	  "enforce --pid/--comm/--cgroup: delay (default: stop the writer until writeback ends), "
+	  "kill (SIGKILL it before its data lands) or log (count only)", 0 },
+	{ "max-delay", OPT_MAX_DELAY, "SECS", 0,
+	  "enforce --action delay: longest hold of one write (default 1 s)", 0 },
 	{ "attach-mode", OPT_ATTACH_MODE, "MODE", 0,
 	  "auto (default): fentry where it loads, else tracepoint; or tracepoint, fentry", 0 },
 	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of " SYSFS_BTF, 0 },
@@ -241,6 +253,17 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (strcmp(arg, "auto") && strcmp(arg, "tracepoint") && strcmp(arg, "fentry"))
 			die_usage("invalid --attach-mode '%s': auto, tracepoint or fentry", arg);
 		env.attach_mode = arg;
+		break;
+	case OPT_ACTION:
+		if (strcmp(arg, "delay") && strcmp(arg, "kill") && strcmp(arg, "log"))
+			die_usage("invalid --action '%s': delay, kill or log", arg);
+		env.action = arg;
+		env.action_given = true;
+		break;
+	case OPT_MAX_DELAY:
+		if (!parse_duration(arg, &env.max_delay) || env.max_delay <= 0 || env.max_delay > 60)
+			die_usage("invalid --max-delay '%s': a duration up to 60 s, e.g. 1, 200ms", arg);
+		env.max_delay_given = true;
 		break;
 	case OPT_NATIVE:
 		env.native = true;
@@ -565,12 +588,99 @@ static const char *choose_attach_mode(char *why, size_t len, bool fentry_use[SPT
 }
 
 /*
+ * enforce (BPF mode): how write() is held before its copy, if at all: the
+ * BPF LSM's file_permission where the BPF LSM is active, else fmod_ret on
+ * security_file_permission; both need the fentry mode's index of folios
+ * under writeback. "none" with the reason in why.
+ */
+static const char *choose_write_hold(const bool fentry_use[SPT_NFENTRY], char *why, size_t len)
+{
+	char fail[128];
+
+	if (!fentry_use[1]) {
+		snprintf(why, len, "checking a write's range needs fentry on __folio_start_writeback, "
+				   "and the attach mode is tracepoint");
+		return "none";
+	}
+	if (probe_bpf_lsm_active() && probe_program("probe_lsm", env.btf_path, fail, sizeof(fail)))
+		return "lsm";
+	if (probe_program("probe_fmod_ret", env.btf_path, fail, sizeof(fail)))
+		return "fmod_ret";
+	snprintf(why, len, "neither BPF LSM nor fmod_ret programs load: %s", fail);
+	return "none";
+}
+
+static __u32 hold_action_value(const char *name)
+{
+	return !strcmp(name, "kill") ? SPT_ACTION_KILL :
+	       !strcmp(name, "log")  ? SPT_ACTION_LOG :
+				       SPT_ACTION_DELAY;
+}
+
+static struct hold_tracker hold_tracker;
+static struct guardian guardian;
+static bool holding; /* enforce (BPF mode) is on */
+static const char *write_hold = "none";
+
+static void resume_pid(__u32 pid, void *unused)
+{
+	(void)unused;
+	kill(pid, SIGCONT);
+}
+
+static void forget_hold(__u32 tid, void *skel)
+{
+	bpf_map__delete_elem(((struct stablepage_bpf *)skel)->maps.holds, &tid, sizeof(tid), 0);
+}
+
+static __u64 monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int handle_hold_event(void *unused, void *data, size_t size)
+{
+	(void)unused;
+	if (size >= sizeof(struct spt_hold_event))
+		hold_event(&hold_tracker, data, monotonic_ns());
+	return 0;
+}
+
+/* Nobody stays stopped: called once the programs are detached. */
+static void release_everyone(struct stablepage_bpf *skel)
+{
+	__u32 key;
+
+	if (!holding)
+		return;
+	hold_resume_all(&hold_tracker, monotonic_ns());
+	while (skel && !bpf_map__get_next_key(skel->maps.holds, NULL, &key, sizeof(key))) {
+		struct spt_hold h;
+
+		if (!bpf_map__lookup_elem(skel->maps.holds, &key, sizeof(key), &h, sizeof(h), 0))
+			kill(h.pid, SIGCONT);
+		if (bpf_map__delete_elem(skel->maps.holds, &key, sizeof(key), 0))
+			break;
+	}
+	guardian_stop(&guardian);
+}
+
+/*
  * Reads the maps and reports: on stdout at exit and every -i interval, to
  * the Prometheus file every interval and at exit. Counts are cumulative.
  */
 static int report(struct stablepage_bpf *skel, double start, bool final)
 {
 	struct spt_summary s = { .interval = !final, .attach_mode = prom_info.attach_mode };
+
+	if (holding) {
+		s.hold = &hold_tracker;
+		s.hold_action = env.action;
+		s.write_hold = write_hold;
+	}
 	int err;
 
 	s.duration_s = clock_s(CLOCK_MONOTONIC) - start;
@@ -592,7 +702,7 @@ static int report(struct stablepage_bpf *skel, double start, bool final)
 		}
 		fflush(stdout);
 	}
-	if (final && env.enforce)
+	if (final && env.enforce && env.native)
 		enforcement_held = enforce_report(&s);
 	if (env.prom_file) {
 		err = prom_write_file(env.prom_file, &s, &prom_info);
@@ -643,9 +753,10 @@ static int setup_filters(struct stablepage_bpf *skel, int cgroup_fd)
 static void check_enforce_args(void)
 {
 	if (!env.enforce) {
-		if (env.native || env.remount || env.persist || env.restore)
-			die_usage("--native, --remount, --persist and --restore belong to "
-				  "'stablepage-trace enforce'");
+		if (env.native || env.remount || env.persist || env.restore || env.action_given ||
+		    env.max_delay_given)
+			die_usage("--native, --remount, --persist, --restore, --action and --max-delay "
+				  "belong to 'stablepage-trace enforce'");
 		return;
 	}
 	if (env.restore) {
@@ -653,11 +764,19 @@ static void check_enforce_args(void)
 			die_usage("enforce --restore takes no other enforce options");
 		return;
 	}
-	if (!env.native)
-		die_usage("enforce needs --native (the kernel's stable writes per device); delaying "
-			  "chosen writers from BPF is not implemented yet");
-	if (!env.ndevs)
-		die_usage("enforce --native needs --dev DEV: the block devices to enforce on");
+	if (env.native) {
+		if (!env.ndevs)
+			die_usage("enforce --native needs --dev DEV: the block devices to enforce on");
+		if (env.action_given || env.max_delay_given)
+			die_usage("--action and --max-delay belong to the BPF mode (enforce with "
+				  "--pid, --comm or --cgroup, without --native)");
+		return;
+	}
+	if (env.remount || env.persist)
+		die_usage("--remount and --persist belong to enforce --native");
+	if (!env.npids && !env.comm && !env.cgroup)
+		die_usage("enforce needs --native --dev DEV (the kernel's stable writes per device), "
+			  "or a scope for the BPF mode: --pid, --comm or --cgroup");
 }
 
 int main(int argc, char **argv)
@@ -669,7 +788,7 @@ int main(int argc, char **argv)
 	double start, deadline, next_report = 0, every;
 	int cgroup_fd = -1, err, ret = EXIT_RUNTIME;
 	bool fentry_use[SPT_NFENTRY], mkwrite = false, wait_calls = false;
-	char mode_why[512];
+	char mode_why[512], write_why[256] = "";
 
 	if (argc > 1 && (!strcmp(argv[1], "enforce") || !strcmp(argv[1], "features"))) {
 		env.enforce = argv[1][0] == 'e';
@@ -735,9 +854,19 @@ int main(int argc, char **argv)
 	/* Without fentry on folio_end_writeback (a tracepoint-mode run) the
 	 * would-stall ends where the request walk finds the folio. */
 	skel->rodata->walk_requests = !fentry_use[0];
+	holding = env.enforce && !env.native;
+	if (holding) {
+		write_hold = choose_write_hold(fentry_use, write_why, sizeof(write_why));
+		skel->rodata->hold_action = hold_action_value(env.action);
+		skel->rodata->max_delay_ns = (__u64)(env.max_delay * 1e9);
+		skel->rodata->index_writeback = strcmp(write_hold, "none") != 0;
+	}
+	bpf_program__set_autoload(skel->progs.tp_sched_switch, !wait_calls || holding);
+	bpf_program__set_autoload(skel->progs.lsm_file_permission, !strcmp(write_hold, "lsm"));
+	bpf_program__set_autoload(skel->progs.fmod_file_permission, !strcmp(write_hold, "fmod_ret"));
 	skel->rodata->hook_mkwrite = mkwrite;
 	skel->rodata->time_wait_calls = wait_calls;
-	bpf_program__set_autoload(skel->progs.tp_sched_switch, !wait_calls);
+
 	if (env.comm) {
 		skel->rodata->filter_comm = true;
 		strncpy((char *)skel->rodata->target_comm, env.comm, SPT_COMM_LEN - 1);
@@ -753,6 +882,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "stablepage-trace: cannot set filters: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	if (holding) {
+		struct hold_ops ops = { .resume = resume_pid, .forget = forget_hold, .ctx = skel };
+
+		hold_init(&hold_tracker, skel->rodata->max_delay_ns, &ops);
+		/* Loaded, not attached: the guardian inherits no link. */
+		err = guardian_start(&guardian, bpf_map__fd(skel->maps.holds),
+				     skel->rodata->max_delay_ns);
+		if (err) {
+			fprintf(stderr, "stablepage-trace: cannot start the guardian process: %s\n",
+				strerror(-err));
+			goto cleanup;
+		}
+	}
 	/* Before attaching: the first mapping seen on a remounted filesystem
 	 * must already be the new mount's. Signals end the run through the
 	 * cleanup path from here on, so nothing stays changed. */
@@ -760,7 +902,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, on_signal);
-	if (env.enforce) {
+	if (env.enforce && env.native) {
 		struct enforce_opts eo = { .devs = env.devs, .ndevs = env.ndevs,
 					   .remount = env.remount, .persist = env.persist };
 
@@ -774,13 +916,22 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	ctx.skel = skel;
-	if (!env.quiet) {
+	if (!env.quiet)
 		rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_event, NULL, NULL);
-		if (!rb) {
-			fprintf(stderr, "stablepage-trace: cannot open the ring buffer: %s\n",
-				strerror(errno));
-			goto cleanup;
-		}
+	if (holding && (env.quiet || rb)) {
+		if (rb)
+			err = ring_buffer__add(rb, bpf_map__fd(skel->maps.hold_events),
+					       handle_hold_event, NULL);
+		else
+			rb = ring_buffer__new(bpf_map__fd(skel->maps.hold_events),
+					      handle_hold_event, NULL, NULL);
+		if (rb && err)
+			errno = -err, ring_buffer__free(rb), rb = NULL;
+	}
+	if ((!env.quiet || holding) && !rb) {
+		fprintf(stderr, "stablepage-trace: cannot open the ring buffer: %s\n",
+			strerror(errno));
+		goto cleanup;
 	}
 
 	ctx.realtime_offset = clock_s(CLOCK_REALTIME) - clock_s(CLOCK_MONOTONIC);
@@ -790,8 +941,13 @@ int main(int argc, char **argv)
 	if (every)
 		next_report = start + every;
 	fprintf(stderr, "Attach mode: %s (%s)\n", prom_info.attach_mode, mode_why);
+	if (holding && !strcmp(write_hold, "none"))
+		fprintf(stderr, "enforce: write() cannot be held before its copy here (%s): holding "
+				"mmap writers at their write fault only; enforce --native makes the "
+				"kernel hold both\n", write_why);
 	fprintf(stderr, "Tracing writes to pages under writeback%s%s. %s\n",
-		env.quiet ? " (summary only)" : "", env.enforce ? ", enforcing stable writes" : "",
+		env.quiet ? " (summary only)" : "",
+		env.enforce ? (env.native ? ", enforcing stable writes" : ", holding writers in scope") : "",
 		deadline ? "Ctrl-C ends early." : "Hit Ctrl-C to end.");
 	if (!env.quiet && !env.json)
 		print_event_header(stdout);
@@ -816,6 +972,15 @@ int main(int argc, char **argv)
 			if ((next_report - now) * 1000 < timeout_ms)
 				timeout_ms = (int)((next_report - now) * 1000) + 1;
 		}
+		if (holding) {
+			int next = hold_tick(&hold_tracker, monotonic_ns());
+
+			/* While someone is held, wake often: see sweep_held_folios(). */
+			if (next >= 0 && next < timeout_ms)
+				timeout_ms = next ? next : 1;
+			if (next >= 0 && timeout_ms > 2)
+				timeout_ms = 2;
+		}
 		if (rb) {
 			/* The BPF side wakes us only when the ring fills up (no
 			 * wakeup per event): drain it after every timeout too. */
@@ -836,12 +1001,16 @@ int main(int argc, char **argv)
 	stablepage_bpf__detach(skel);
 	if (rb)
 		ring_buffer__consume(rb);
+	release_everyone(skel);
 	if (report(skel, start, true))
 		goto cleanup;
 	verbose("events streamed: %llu\n", ctx.streamed);
 	ret = enforcement_held ? 0 : EXIT_RUNTIME;
 
 cleanup:
+	if (skel)
+		stablepage_bpf__detach(skel);
+	release_everyone(skel);
 	enforce_finish();
 	ring_buffer__free(rb);
 	stablepage_bpf__destroy(skel);
