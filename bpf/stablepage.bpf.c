@@ -595,7 +595,15 @@ static __always_inline bool start_hold(struct spt_totals *t, __u64 folio, __u32 
 	if (!bpf_map_update_elem(&held_folios, &folio, &one, BPF_NOEXIST))
 		__sync_fetch_and_add(&n_held_folios, 1);
 	emit_hold_event(SPT_HOLD_START, folio, now, h.first_ts_ns, kind);
-	bpf_send_signal(SIGSTOP_X86);
+	/*
+	 * To this thread, not the group (the stop is group-wide either way): a
+	 * SIGSTOP already pending for the group would make a group-directed
+	 * one a no-op that flags no thread, and a held write() could then
+	 * leave its syscall with no signal pending, handing -ERESTARTNOINTR
+	 * (errno 513) to the application instead of being restarted. Seen in
+	 * the 6.1 guest with 4 writer threads; a thread's own queue has room.
+	 */
+	bpf_send_signal_thread(SIGSTOP_X86);
 	return true;
 }
 

@@ -43,6 +43,7 @@ static struct {
 
 static atomic_bool stop;
 static atomic_ullong write_ops, mmap_ops, sync_ops, errors;
+static atomic_int last_errno; /* of the last failed call, for the report */
 static int fd_buffered, fd_direct;
 static char *map;
 
@@ -82,6 +83,7 @@ static void *writer(void *arg)
 
 		memset(buf, (int)(seed & 0xff), PAGE);
 		if (pwrite(fd, buf, PAGE, off) != PAGE) {
+			last_errno = errno;
 			errors++;
 			continue;
 		}
@@ -239,6 +241,9 @@ int main(int argc, char **argv)
 	       (unsigned long long)write_ops, (unsigned long long)mmap_ops,
 	       (unsigned long long)sync_ops, (unsigned long long)errors,
 	       (write_ops + mmap_ops) / secs);
+	if (errors)
+		fprintf(stderr, "wac: %llu failed writes, the last with errno %d (%s)\n",
+			(unsigned long long)errors, last_errno, strerror(last_errno));
 	if (map)
 		munmap(map, opt.size);
 	close(fd_buffered);

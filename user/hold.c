@@ -158,6 +158,7 @@ void hold_print_json(FILE *f, const struct hold_tracker *h, const struct spt_tot
 		   "\"holds\":{\"mmap\":%llu,\"write\":%llu},\"stops\":%llu,\"stopped_ms\":%.3f,"
 		   "\"longest_stop_ms\":%.3f,\"resumed_at_writeback_end\":%llu,"
 		   "\"resumed_at_max_delay\":%llu,\"resumed_at_exit\":%llu,\"untracked\":%llu,"
+
 		   "\"writes_let_through\":%llu,\"kills\":%llu,\"would_hold\":%llu,"
 		   "\"range_capped\":%llu,\"held\":[",
 		action, write_hold, h->max_delay_ns / 1e9, (unsigned long long)t->holds[SPT_KIND_MMAP],
@@ -165,7 +166,8 @@ void hold_print_json(FILE *f, const struct hold_tracker *h, const struct spt_tot
 		h->total_stop_ns / 1e6, h->max_stop_ns / 1e6,
 		(unsigned long long)h->resumed_at_writeback_end,
 		(unsigned long long)h->resumed_at_max_delay, (unsigned long long)h->resumed_at_exit,
-		(unsigned long long)h->untracked, (unsigned long long)t->holds_expired,
+		(unsigned long long)h->untracked,
+		(unsigned long long)t->holds_expired,
 		(unsigned long long)t->kills, (unsigned long long)t->would_hold,
 		(unsigned long long)t->hold_range_capped);
 	for (size_t i = 0; i < h->npids; i++) {

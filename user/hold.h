@@ -34,8 +34,8 @@ struct hold_pid_stats {
 };
 
 struct hold_ops {
-	void (*resume)(__u32 pid, void *ctx);        /* SIGCONT the thread group */
-	void (*forget)(__u32 tid, void *ctx);        /* drop the BPF holds entry */
+	void (*resume)(__u32 pid, void *ctx); /* SIGCONT the thread group */
+	void (*forget)(__u32 tid, void *ctx); /* drop the BPF holds entry */
 	void *ctx;
 };
 
