@@ -12,7 +12,7 @@ expect_error() {
 	"$SPT" "$@" > "$BATS_TEST_TMPDIR/out" 2> "$BATS_TEST_TMPDIR/err" && rc=0 || rc=$?
 	[ "$rc" -eq "$code" ] || { echo "exit $rc, expected $code"; cat "$BATS_TEST_TMPDIR/err"; return 1; }
 	[ "$(wc -l < "$BATS_TEST_TMPDIR/err")" -eq 1 ] || { echo "stderr:"; cat "$BATS_TEST_TMPDIR/err"; return 1; }
-	grep -Eq "$regex" "$BATS_TEST_TMPDIR/err" || { echo "stderr:"; cat "$BATS_TEST_TMPDIR/err"; return 1; }
+	grep -Eq -- "$regex" "$BATS_TEST_TMPDIR/err" || { echo "stderr:"; cat "$BATS_TEST_TMPDIR/err"; return 1; }
 	[ ! -s "$BATS_TEST_TMPDIR/out" ]
 }
 
@@ -100,7 +100,12 @@ expect_error() {
 
 @test "enforce options: misuse is a usage error" {
 	expect_error 2 "belong to 'stablepage-trace enforce'" --native --dev loop0
-	expect_error 2 "enforce needs --native" enforce -q
+	expect_error 2 "enforce needs --native --dev DEV .*or a scope for the BPF mode: --pid, --comm or --cgroup" enforce -q
+	expect_error 2 "invalid --action 'stop': delay, kill or log" enforce --comm x --action stop
+	expect_error 2 "invalid --max-delay 'forever'" enforce --comm x --max-delay forever
+	expect_error 2 "--action and --max-delay belong to the BPF mode" enforce --native --dev loop0 --max-delay 2
+	expect_error 2 "--remount and --persist belong to enforce --native" enforce --comm x --remount
+	expect_error 2 "belong to 'stablepage-trace enforce'" --action kill
 	expect_error 2 "enforce --native needs --dev" enforce --native
 	expect_error 2 "enforce --restore takes no other" enforce --restore --dev "$(ls /sys/block | head -1)"
 }
