@@ -9,6 +9,7 @@
 #include "parse.h"
 #include "prom.h"
 #include "report.h"
+#include "hold.h"
 
 static int failures, checks;
 
@@ -333,6 +334,78 @@ static void test_prom_format(void)
 	free(out);
 }
 
+/* enforce (BPF): when the hold tracker resumes whom. */
+static __u32 resumed[16], forgotten[16];
+static int nresumed, nforgotten;
+
+static void fake_resume(__u32 pid, void *ctx)
+{
+	(void)ctx;
+	resumed[nresumed++ % 16] = pid;
+}
+
+static void fake_forget(__u32 tid, void *ctx)
+{
+	(void)ctx;
+	forgotten[nforgotten++ % 16] = tid;
+}
+
+static struct spt_hold_event hold_ev(__u32 type, __u64 folio, __u64 ts, __u32 pid, __u32 tid,
+				     __u32 kind)
+{
+	struct spt_hold_event e = { .ts_ns = ts, .first_ts_ns = ts, .folio = folio, .type = type,
+				    .kind = kind, .pid = pid, .tid = tid };
+
+	strcpy(e.comm, "w");
+	return e;
+}
+
+static void test_hold_tracker(void)
+{
+	static struct hold_tracker h;
+	struct hold_ops ops = { .resume = fake_resume, .forget = fake_forget };
+	struct spt_hold_event e;
+	const __u64 ms = 1000000;
+
+	hold_init(&h, 1000 * ms, &ops);
+	CHECK(hold_tick(&h, 0) == -1);
+	/* Two threads of pid 10 held on two folios: the group goes on only
+	 * when both folios are written back. */
+	e = hold_ev(SPT_HOLD_START, 0xa, 1 * ms, 10, 11, SPT_KIND_WRITE);
+	hold_event(&h, &e, 1 * ms);
+	e = hold_ev(SPT_HOLD_START, 0xb, 2 * ms, 10, 12, SPT_KIND_MMAP);
+	hold_event(&h, &e, 2 * ms);
+	e = hold_ev(SPT_HOLD_RELEASE, 0xa, 5 * ms, 0, 0, 0);
+	hold_event(&h, &e, 5 * ms);
+	CHECK(nresumed == 0 && h.nheld == 1);
+	e = hold_ev(SPT_HOLD_RELEASE, 0xb, 7 * ms, 0, 0, 0);
+	hold_event(&h, &e, 7 * ms);
+	CHECK(nresumed == 1 && resumed[0] == 10 && h.nheld == 0);
+	/* mmap holds are dropped from the BPF table by user space; write ones by BPF. */
+	CHECK(nforgotten == 1 && forgotten[0] == 12);
+	CHECK(h.resumed_at_writeback_end == 2 && h.max_stop_ns == 5 * ms);
+	/* A release that arrives before its hold: resumed at once. */
+	e = hold_ev(SPT_HOLD_RELEASE, 0xc, 20 * ms, 0, 0, 0);
+	hold_event(&h, &e, 20 * ms);
+	e = hold_ev(SPT_HOLD_START, 0xc, 19 * ms, 30, 30, SPT_KIND_WRITE);
+	hold_event(&h, &e, 21 * ms);
+	CHECK(nresumed == 2 && resumed[1] == 30 && h.nheld == 0);
+	/* An older release of the same folio does not count. */
+	e = hold_ev(SPT_HOLD_START, 0xc, 30 * ms, 31, 31, SPT_KIND_WRITE);
+	hold_event(&h, &e, 30 * ms);
+	CHECK(nresumed == 2 && h.nheld == 1);
+	/* --max-delay from the first hold of the write, not from this stop. */
+	CHECK(hold_tick(&h, 500 * ms) == 530);
+	CHECK(hold_tick(&h, 1030 * ms) == -1);
+	CHECK(nresumed == 3 && resumed[2] == 31 && h.resumed_at_max_delay == 1);
+	/* At exit everyone goes on. */
+	e = hold_ev(SPT_HOLD_START, 0xd, 2000 * ms, 40, 41, SPT_KIND_MMAP);
+	hold_event(&h, &e, 2000 * ms);
+	hold_resume_all(&h, 2001 * ms);
+	CHECK(nresumed == 4 && resumed[3] == 40 && h.resumed_at_exit == 1 && h.stops == 5);
+	CHECK(h.npids == 4 && h.pids[0].pid == 10 && h.pids[0].holds == 2);
+}
+
 int main(void)
 {
 	test_duration();
@@ -347,6 +420,7 @@ int main(void)
 	test_prom_escape();
 	test_log2_hist();
 	test_prom_format();
+	test_hold_tracker();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
