@@ -644,15 +644,16 @@ static __always_inline void sweep_held_folios(void)
 }
 
 /*
- * A write fault of a writer in scope is about to make a folio under
- * writeback writable: the signal is delivered on the way back to user
- * space, before the store. True when the store is prevented (held, killed).
+ * A writer in scope is about to modify a folio under writeback: a write
+ * fault about to make it writable (the signal is delivered on the way back
+ * to user space, before the store), or a write() before its copy. True when
+ * its data is kept out (held, killed).
  */
-static __always_inline bool hold_mmap_writer(struct spt_totals *t, __u64 folio)
+static __always_inline bool act_on_writer(struct spt_totals *t, __u64 folio, __u32 kind, __u64 now)
 {
 	switch (hold_action) {
 	case SPT_ACTION_DELAY:
-		return start_hold(t, folio, SPT_KIND_MMAP, bpf_ktime_get_ns());
+		return start_hold(t, folio, kind, now);
 	case SPT_ACTION_KILL:
 		bpf_send_signal(SIGKILL_X86);
 		t->kills++;
@@ -662,6 +663,12 @@ static __always_inline bool hold_mmap_writer(struct spt_totals *t, __u64 folio)
 		return false;
 	}
 	return false;
+}
+
+static __always_inline bool hold_mmap_writer(struct spt_totals *t, __u64 folio)
+{
+	return hold_action != SPT_ACTION_NONE &&
+	       act_on_writer(t, folio, SPT_KIND_MMAP, bpf_ktime_get_ns());
 }
 
 /* The folio under writeback that holds file page @index, if any: folios
@@ -764,18 +771,7 @@ static __always_inline int hold_write(struct file *file, int mask)
 		t->holds_expired++;
 		return 0;
 	}
-	switch (hold_action) {
-	case SPT_ACTION_DELAY:
-		return start_hold(t, folio, SPT_KIND_WRITE, now) ? -ERESTARTNOINTR : 0;
-	case SPT_ACTION_KILL:
-		bpf_send_signal(SIGKILL_X86);
-		t->kills++;
-		return -ERESTARTNOINTR;
-	case SPT_ACTION_LOG:
-		t->would_hold++;
-		return 0;
-	}
-	return 0;
+	return act_on_writer(t, folio, SPT_KIND_WRITE, now) ? -ERESTARTNOINTR : 0;
 }
 
 /*

@@ -44,6 +44,9 @@ struct spt_fentry_point {
 	enum spt_fentry_role role;
 };
 #define SPT_NFENTRY 18
+/* Where the two that other parts depend on sit in spt_fentry_points. */
+#define SPT_FENTRY_END_WRITEBACK 0   /* fentry_folio_end_writeback */
+#define SPT_FENTRY_START_WRITEBACK 1 /* fentry_folio_start_writeback */
 extern const struct spt_fentry_point spt_fentry_points[SPT_NFENTRY];
 
 /* present[i]: spt_fentry_points[i].func is in the kernel's BTF (vmlinux or

@@ -604,7 +604,7 @@ static const char *choose_write_hold(const bool fentry_use[SPT_NFENTRY], char *w
 {
 	char fail[128];
 
-	if (!fentry_use[1]) {
+	if (!fentry_use[SPT_FENTRY_START_WRITEBACK]) {
 		snprintf(why, len, "checking a write's range needs fentry on __folio_start_writeback, "
 				   "and the attach mode is tracepoint");
 		return "none";
@@ -656,22 +656,13 @@ static int handle_hold_event(void *unused, void *data, size_t size)
 	return 0;
 }
 
-/* Nobody stays stopped: called once the programs are detached. */
-static void release_everyone(struct stablepage_bpf *skel)
+/* Nobody stays stopped: called once the programs are detached. The
+ * guardian's last sweep resumes whoever the holds table still names. */
+static void release_everyone(void)
 {
-	__u32 key;
-
 	if (!holding)
 		return;
 	hold_resume_all(&hold_tracker, monotonic_ns());
-	while (skel && !bpf_map__get_next_key(skel->maps.holds, NULL, &key, sizeof(key))) {
-		struct spt_hold h;
-
-		if (!bpf_map__lookup_elem(skel->maps.holds, &key, sizeof(key), &h, sizeof(h), 0))
-			kill(h.pid, SIGCONT);
-		if (bpf_map__delete_elem(skel->maps.holds, &key, sizeof(key), 0))
-			break;
-	}
 	guardian_stop(&guardian);
 }
 
@@ -860,7 +851,7 @@ int main(int argc, char **argv)
 	}
 	/* Without fentry on folio_end_writeback (a tracepoint-mode run) the
 	 * would-stall ends where the request walk finds the folio. */
-	skel->rodata->walk_requests = !fentry_use[0];
+	skel->rodata->walk_requests = !fentry_use[SPT_FENTRY_END_WRITEBACK];
 	holding = env.enforce && !env.native;
 	if (holding) {
 		write_hold = choose_write_hold(fentry_use, write_why, sizeof(write_why));
@@ -1008,7 +999,7 @@ int main(int argc, char **argv)
 	stablepage_bpf__detach(skel);
 	if (rb)
 		ring_buffer__consume(rb);
-	release_everyone(skel);
+	release_everyone();
 	if (report(skel, start, true))
 		goto cleanup;
 	verbose("events streamed: %llu\n", ctx.streamed);
@@ -1017,7 +1008,7 @@ int main(int argc, char **argv)
 cleanup:
 	if (skel)
 		stablepage_bpf__detach(skel);
-	release_everyone(skel);
+	release_everyone();
 	enforce_finish();
 	ring_buffer__free(rb);
 	stablepage_bpf__destroy(skel);
