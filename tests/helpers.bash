@@ -31,6 +31,9 @@ on_cleanup() {
 make_fs() {
 	local fstype=$1 stable=${2:-} img name
 	img=$(mktemp -p "$BATS_TEST_TMPDIR" "$fstype.XXXX.img")
+	# bats keeps test directories until the run ends: the guest's /tmp is
+	# a tmpfs of half its memory, and a run's images together overfill it.
+	on_cleanup "rm -f $img"
 	truncate -s 512M "$img"
 	LOOP=$(losetup -f --show "$img")
 	on_cleanup "losetup -d $LOOP"
