@@ -504,7 +504,8 @@ static __always_inline void stream_violation(struct spt_totals *t, __u32 kind, _
 
 /*
  * The file, superblock and device of a page-cache folio's mapping, if the
- * device and the current task pass the filters.
+ * device passes the filter (writeback start: done by flushers, so no task
+ * filter) or the device and the current task do.
  */
 struct folio_file {
 	struct inode *inode;
@@ -512,8 +513,8 @@ struct folio_file {
 	__u32 dev;
 };
 
-static __always_inline bool folio_file_selected(struct address_space *mapping,
-						struct folio_file *ff)
+static __always_inline bool folio_file_on_selected_dev(struct address_space *mapping,
+						       struct folio_file *ff)
 {
 	struct inode *inode = BPF_CORE_READ(mapping, host);
 	struct super_block *sb = BPF_CORE_READ(inode, i_sb);
@@ -528,7 +529,22 @@ static __always_inline bool folio_file_selected(struct address_space *mapping,
 	bdev = BPF_CORE_READ(sb, s_bdev);
 	if (bdev)
 		bdev_dev = BPF_CORE_READ(bdev, bd_dev);
-	return dev_selected(ff->dev, bdev_dev) && task_selected();
+	return dev_selected(ff->dev, bdev_dev);
+}
+
+static __always_inline bool folio_file_selected(struct address_space *mapping,
+						struct folio_file *ff)
+{
+	return folio_file_on_selected_dev(mapping, ff) && task_selected();
+}
+
+/* folio->mapping of a page-cache folio; NULL for anonymous ones (their
+ * mapping is an anon_vma with the low bit set) and truncated ones. */
+static __always_inline struct address_space *folio_file_mapping(__u64 folio)
+{
+	struct address_space *mapping = BPF_CORE_READ((struct folio *)folio, mapping);
+
+	return (__u64)mapping & PAGE_MAPPING_ANON_BIT ? NULL : mapping;
 }
 
 static __always_inline void record_violation(struct spt_totals *t, struct folio *folio,
@@ -963,10 +979,8 @@ static __always_inline int handle_wait_call(struct folio *folio, bool stable_onl
 
 	if (!folio_under_writeback(folio))
 		return 0;
-	mapping = BPF_CORE_READ(folio, mapping);
-	if (!mapping || ((__u64)mapping & PAGE_MAPPING_ANON_BIT))
-		return 0;
-	if (!folio_file_selected(mapping, &ff))
+	mapping = folio_file_mapping((__u64)folio);
+	if (!mapping || !folio_file_selected(mapping, &ff))
 		return 0;
 	if (stable_only && !mapping_stable_writes(mapping, ff.sb))
 		return 0;
@@ -1066,9 +1080,8 @@ static __always_inline int handle_mkwrite_return(struct vm_fault *vmf, bool ok)
 	/* Once per folio per writeback cycle, as in tracepoint mode. */
 	if (violated_this_cycle(folio))
 		return 0;
-	mapping = BPF_CORE_READ((struct folio *)folio, mapping);
-	if (!mapping || ((__u64)mapping & PAGE_MAPPING_ANON_BIT) ||
-	    !folio_file_selected(mapping, &ff))
+	mapping = folio_file_mapping(folio);
+	if (!mapping || !folio_file_selected(mapping, &ff))
 		return 0;
 	t = get_totals();
 	if (t && !hold_mmap_writer(t, folio))
@@ -1079,22 +1092,15 @@ static __always_inline int handle_mkwrite_return(struct vm_fault *vmf, bool ok)
 /* fentry mode: the folio's I/O begins (also a redirtied folio's next cycle). */
 static __always_inline int handle_writeback_start(struct folio *folio)
 {
-	struct address_space *mapping = BPF_CORE_READ(folio, mapping);
-	struct writeback_start ws = {};
-	struct block_device *bdev;
-	struct super_block *sb;
-	struct spt_totals *t;
 	__u64 key = (__u64)folio;
+	struct address_space *mapping = folio_file_mapping(key);
+	struct writeback_start ws = {};
+	struct folio_file ff;
+	struct spt_totals *t;
 
-	if (!mapping || ((__u64)mapping & PAGE_MAPPING_ANON_BIT))
+	if (!mapping || !folio_file_on_selected_dev(mapping, &ff))
 		return 0;
-	sb = BPF_CORE_READ(mapping, host, i_sb);
-	if (!sb)
-		return 0;
-	ws.dev = BPF_CORE_READ(sb, s_dev);
-	bdev = BPF_CORE_READ(sb, s_bdev);
-	if (!dev_selected(ws.dev, bdev ? BPF_CORE_READ(bdev, bd_dev) : 0))
-		return 0;
+	ws.dev = ff.dev;
 	ws.ts_ns = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&writeback_started, &key, &ws, BPF_ANY) && (t = get_totals()))
 		t->writeback_untimed++;
