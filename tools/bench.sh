@@ -12,12 +12,13 @@
 #            what enforcement costs, next to the would-stall prediction that
 #            plain tracing (quiet) made in the same run
 # Prints medians and ratios to "none" from this one run. Asserts no timing.
-# Environment: BENCH_REPS (default 5), BENCH_SECS (default 3), BENCH_THREADS (4).
+# Environment: BENCH_REPS (default 7), BENCH_SECS (default 3), BENCH_THREADS (4),
+# BENCH_CONFIGS (default: all; "none" is always run).
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "bench: needs root: sudo make bench" >&2; exit 1; }
-reps=${BENCH_REPS:-5} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
+reps=${BENCH_REPS:-7} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
 spt=$build/stablepage-trace wac=$build/wac
 
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
@@ -39,10 +40,10 @@ loop=$(losetup -f --show "$work/disk.img")
 mkfs.ext4 -q "$loop"
 mkdir "$mnt"
 mount "$loop" "$mnt"
-sysctl -qw kernel.bpf_stats_enabled=1
 
-configs="none quiet json enforce"
-if command -v bpftrace > /dev/null; then
+configs="none ${BENCH_CONFIGS:-quiet json enforce bpftrace}"
+configs=${configs/ bpftrace/}
+if [[ " ${BENCH_CONFIGS:-bpftrace} " == *" bpftrace "* ]] && command -v bpftrace > /dev/null; then
 	# bpftrace's tracepoint probes need tracefs for the event formats.
 	if ! [ -d /sys/kernel/tracing/events ]; then
 		mount -t tracefs nodev /sys/kernel/tracing && tracefs_mounted=1
@@ -82,14 +83,15 @@ start_tracer() {
 	attach_ms=$(((t1 - t0) / 1000000))
 }
 
-# Our programs' run time (kernel.bpf_stats_enabled), read before detaching:
+# The tracer's programs' run time (kernel.bpf_stats_enabled), read before detaching:
 # "ns_per_run runs" of the most frequently run one, and all of them in ms;
 # one "PROFILE CONFIG name ns_per_run runs" line per program to $progs.
 bpf_run_stats() {
-	local ours
+	local ours names='^(tp_(writeback_di|folio_wait_w|sched_switch|block_rq_com)|fentry_folio_en)'
+	# bpftrace names its programs after the tracepoints (15 characters).
+	[ "$cfg" = bpftrace ] && names='^(writeback_dirty|folio_wait_writ)$'
 	# One snapshot for both outputs; fentry_ is our fentry-mode program.
-	ours=$(bpftool prog show -j | jq -c '[.[] | select(.name |
-		test("^(tp_(writeback_di|folio_wait_w|sched_switch|block_rq_com)|fentry_folio_en)"))]')
+	ours=$(bpftool prog show -j | jq -c --arg names "$names" '[.[] | select(.name | test($names))]')
 	jq -r --arg p "$profile" --arg c "$cfg" '.[] |
 		"\($p) \($c) \(.name) \(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else "-" end) \(.run_cnt)"' \
 		<<< "$ours" >> "$progs"
@@ -111,6 +113,11 @@ results=$work/results progs=$work/progs
 : > "$progs"
 i=0
 for rep in $(seq "$reps"); do
+	# Run-time accounting costs two clock reads per program run, a cost the
+	# tracer does not have in production: it is on only in even
+	# repetitions, which give the BPF columns; odd ones give the ratios.
+	stats_on=$((rep % 2 == 0))
+	sysctl -qw kernel.bpf_stats_enabled=$stats_on
 	for profile in A B; do
 		# Rotate the order so that no configuration always runs first or last.
 		set -- $configs
@@ -126,7 +133,7 @@ for rep in $(seq "$reps"); do
 				sed -n 's/.*ops_per_s=\([0-9]*\).*/\1/p')
 			stats="- - -" events=- lost=- cpu=- rss=- pred=- waited=-
 			if [ -n "$tracer" ]; then
-				[ "$cfg" != bpftrace ] && stats=$(bpf_run_stats)
+				[ "$stats_on" = 1 ] && stats=$(bpf_run_stats)
 				# Signal the tracer itself: GNU time does not forward signals.
 				pkill -INT -P "$tracer"
 				wait "$tracer" || true
@@ -150,7 +157,7 @@ for rep in $(seq "$reps"); do
 			# enforce --remount left the filesystem mounted with stable
 			# writes: mount it afresh for the next configuration.
 			[ "$cfg" = enforce ] && umount "$mnt" && mount "$loop" "$mnt"
-			echo "$profile $cfg $ops $events $lost $stats $cpu $rss $attach_ms $pred $waited" >> "$results"
+			echo "$profile $cfg $ops $events $lost $stats $cpu $rss $attach_ms $pred $waited $rep $stats_on" >> "$results"
 			printf '  rep %d profile %s %-8s ops/s %8s events %7s lost %s ns/run %s\n' \
 				"$rep" "$profile" "$cfg" "$ops" "$events" "$lost" "${stats%% *}" >&2
 		done
@@ -160,26 +167,47 @@ done
 
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 col() { awk -v p="$1" -v c="$2" -v f="$3" '$1 == p && $2 == c && $f != "-" { print $f }' "$results"; }
+# Throughput of the repetitions without run-time accounting.
+ops_col() { awk -v p="$1" -v c="$2" '$1 == p && $2 == c && $15 == 0 { print $3 }' "$results"; }
+# Paired ratios: each repetition's ops/s over the untraced run of the same
+# repetition (minutes apart at most, so slow drift of the shared machine
+# cancels); printed as "median q1-q3".
+paired() {
+	awk -v p="$1" -v c="$2" '$15 == 0 && $1 == p && $2 == "none" { base[$14] = $3 }
+		$15 == 0 && $1 == p && $2 == c { ops[$14] = $3 }
+		END { for (r in ops) if (base[r] > 0) printf "%.4f\n", ops[r] / base[r] }' "$results" |
+		sort -n | awk '{ a[NR] = $1 }
+		function q(f,  x, i) { x = 1 + (NR - 1) * f; i = int(x); return a[i] + (x - i) * (a[i + 1] - a[i]) }
+		END { if (NR == 0) print "- -"; else printf "%.3f %.3f-%.3f\n", q(0.5), q(0.25), q(0.75) }'
+}
 
 echo
 echo "stablepage-trace $("$spt" -V | awk '{ print $2 }') bench: kernel $(uname -r), $(nproc) CPUs," \
-	"ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians"
-printf '%-7s %-9s %10s %7s %9s %6s %7s %9s %7s %6s %7s %9s %7s %7s\n' PROFILE CONFIG OPS/S RATIO \
-	EVENTS LOST NS/RUN BPF_RUNS BPF_MS CPU_S RSS_MIB ATTACH_MS STALL%P STALL%M
+	"ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians;" \
+	"OPS/S and ratios from the odd ones (bpf_stats off), BPF columns from the even ones"
+fmt='%-7s %-9s %9s %6s %13s %6s %9s %5s %6s %9s %6s %5s %7s %9s %7s %7s\n'
+# shellcheck disable=SC2059
+printf "$fmt" PROFILE CONFIG OPS/S RATIO RATIO_IQR BPF%CPU EVENTS LOST NS/RUN BPF_RUNS BPF_MS \
+	CPU_S RSS_MIB ATTACH_MS STALL%P STALL%M
 for profile in A B; do
-	base=$(col "$profile" none 3 | median)
 	for cfg in $configs; do
-		ops=$(col "$profile" "$cfg" 3 | median)
-		ratio=$(awk -v a="$ops" -v b="$base" 'BEGIN { printf "%.3f", a / b }')
-		printf '%-7s %-9s %10s %7s %9s %6s %7s %9s %7s %6s %7s %9s %7s %7s\n' "$profile" "$cfg" \
-			"$ops" "$ratio" $(for c in 4 5 6 7 8 9 10 11 12 13; do col "$profile" "$cfg" $c | median; done)
+		ops=$(ops_col "$profile" "$cfg" | median)
+		bpf_ms=$(col "$profile" "$cfg" 8 | median)
+		# Our programs' run time over the CPU time the run had.
+		share=$(awk -v m="$bpf_ms" -v s="$secs" -v n="$(nproc)" \
+			'BEGIN { if (m == "-") print "-"; else printf "%.2f", m / 10 / s / n }')
+		# shellcheck disable=SC2059,SC2046
+		printf "$fmt" "$profile" "$cfg" "$ops" $(paired "$profile" "$cfg") "$share" \
+			$(for c in 4 5 6 7 8 9 10 11 12 13; do col "$profile" "$cfg" $c | median; done)
 	done
 done
+echo "RATIO: median over repetitions of ops/s / the same repetition's untraced ops/s; RATIO_IQR"
+echo "its quartiles. BPF%CPU: the tracer's programs' run time over the run's CPU time (duration x CPUs)."
 echo "STALL%P: thread-time stable pages would cost (would_stall_ns / threads / duration, from quiet);"
 echo "STALL%M: thread-time writers slept in stable waits under enforce (stable_wait_ns, same units)."
 echo "Per program (medians of ns/run and runs):"
 for profile in A B; do
-	for cfg in quiet json enforce; do
+	for cfg in ${configs#none }; do
 		for prog in $(awk -v p="$profile" -v c="$cfg" '$1 == p && $2 == c { print $3 }' "$progs" | sort -u); do
 			printf '  %s %-8s %-28s %6s ns/run %9s runs\n' "$profile" "$cfg" "$prog" \
 				"$(awk -v p="$profile" -v c="$cfg" -v n="$prog" '$1 == p && $2 == c && $3 == n && $4 != "-" { print $4 }' "$progs" | median)" \
@@ -187,7 +215,7 @@ for profile in A B; do
 		done
 	done
 done
-echo "Per-repetition ops/s:"
+echo "Per-repetition ops/s (every other one with bpf_stats on):"
 for profile in A B; do
 	for cfg in $configs; do
 		printf '  %s %-9s %s\n' "$profile" "$cfg:" "$(col "$profile" "$cfg" 3 | tr '\n' ' ')"
