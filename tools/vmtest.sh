@@ -94,6 +94,8 @@ timeout "${VMTEST_TIMEOUT:-900}" qemu-system-x86_64 -accel tcg,thread=multi -cpu
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$results",mount_tag=results,security_model=none,multidevs=remap \
 	> "$results/console" 2>&1 || true
+# For debugging a guest that hangs: keep its whole console.
+[ -n "${VMTEST_CONSOLE:-}" ] && cp "$results/console" "$VMTEST_CONSOLE"
 if [ ! -f "$results/rc" ]; then
 	[ -f "$results/log" ] && cat "$results/log"
 	echo "vmtest: the guest did not finish; the end of its console:" >&2
