@@ -12,13 +12,13 @@
 #            what enforcement costs, next to the would-stall prediction that
 #            plain tracing (quiet) made in the same run
 # Prints medians and ratios to "none" from this one run. Asserts no timing.
-# Environment: BENCH_REPS (default 7), BENCH_SECS (default 3), BENCH_THREADS (4),
+# Environment: BENCH_REPS (default 9), BENCH_SECS (default 3), BENCH_THREADS (4),
 # BENCH_CONFIGS (default: all; "none" is always run).
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "bench: needs root: sudo make bench" >&2; exit 1; }
-reps=${BENCH_REPS:-7} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
+reps=${BENCH_REPS:-9} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
 spt=$build/stablepage-trace wac=$build/wac
 
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
