@@ -146,8 +146,13 @@ struct {
 	__type(value, __u64);
 } stall_horizon SEC(".maps");
 
-/* A task in folio_wait_writeback(), keyed by thread id: a task waits for
- * at most one folio at a time. */
+/* A task in folio_wait_writeback(): a task waits for at most one folio at a
+ * time. Task-local storage, not a hash by thread id: sched_switch looks up
+ * both tasks on every switch while any wait is timed, and a task's own
+ * storage is a pointer away where a hash costs a jhash and a bucket walk.
+ * The entry stays with the task (freed when it exits); folio == 0 is "not
+ * waiting". Only the task's own context and the switch to or from it touch
+ * an entry, never two CPUs at once. */
 struct writeback_wait {
 	__u64 folio;
 	__u64 ts_ns;
@@ -158,9 +163,9 @@ struct writeback_wait {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct writeback_wait);
 } waiting SEC(".maps");
 
@@ -238,8 +243,9 @@ struct {
 __u64 n_held_folios;
 
 /*
- * Entries in inflight_violations and waiting. Incremented only by the insert that
- * created an entry and decremented only by the delete that removed it, so
+ * Entries in inflight_violations, and waits being timed in waiting.
+ * Incremented only by the insert (or the wait's start) that created one and
+ * decremented only by the delete (or the wait's end) that removed it, so
  * they are exact; the hot tracepoints (sched_switch, block_rq_complete)
  * return at once while they are 0.
  */
@@ -852,24 +858,43 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 	return 0;
 }
 
+static __always_inline struct writeback_wait *wait_of(struct task_struct *task)
+{
+	return bpf_task_storage_get(&waiting, task, NULL, 0);
+}
+
+/* The task's wait entry is over: it is free for its next wait. */
+static __always_inline void clear_wait(struct writeback_wait *w)
+{
+	w->folio = 0;
+	__sync_fetch_and_add(&n_waiting, -1);
+}
+
 static __always_inline void track_wait(struct spt_totals *t, struct folio *folio, __u32 dev,
 				       __u32 kind)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct writeback_wait w = {
-		.folio = (__u64)folio,
-		.ts_ns = bpf_ktime_get_ns(),
-		.dev = dev,
-		.kind = kind,
-		.tgid = id >> 32,
-	};
-	__u32 tid = id;
+	struct writeback_wait *w;
+	__u64 id;
 
-	if (!bpf_map_update_elem(&waiting, &tid, &w, BPF_NOEXIST))
-		__sync_fetch_and_add(&n_waiting, 1);
+	w = bpf_task_storage_get(&waiting, bpf_get_current_task_btf(), NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w) {
+		/* No memory, or storage busy on this CPU (recursion). */
+		t->wait_untimed++;
+		return;
+	}
+	if (w->folio)
+		/* An older wait of this task that never slept. */
+		t->wait_untimed++;
 	else
-		/* An older wait of this task that never slept, or a full table. */
-		t->wait_untimed++, bpf_map_update_elem(&waiting, &tid, &w, BPF_EXIST);
+		__sync_fetch_and_add(&n_waiting, 1);
+	id = bpf_get_current_pid_tgid();
+	w->folio = (__u64)folio;
+	w->ts_ns = bpf_ktime_get_ns();
+	w->dev = dev;
+	w->kind = kind;
+	w->tgid = id >> 32;
+	w->slept = 0;
 }
 
 /* A task sleeps until a folio's writeback ends. */
@@ -894,8 +919,7 @@ static __always_inline int handle_writeback_wait(struct folio *folio, struct add
 	if (time_wait_calls) {
 		/* fentry mode: timed from the wait function's entry to its
 		 * return. A second sleep in one call is inside that time. */
-		__u32 tid = bpf_get_current_pid_tgid();
-		struct writeback_wait *w = bpf_map_lookup_elem(&waiting, &tid);
+		struct writeback_wait *w = wait_of(bpf_get_current_task_btf());
 
 		if (w && w->folio == (__u64)folio && !w->slept)
 			w->slept = 1;
@@ -936,30 +960,25 @@ static __always_inline void handle_switch(bool preempt, struct task_struct *prev
 {
 	struct writeback_wait *w, done;
 	struct spt_totals *t;
-	__u32 tid;
 
 	if (!preempt) {
-		tid = prev->pid;
-		w = bpf_map_lookup_elem(&waiting, &tid);
-		if (w && !w->slept) {
+		w = wait_of(prev);
+		if (w && w->folio && !w->slept) {
 			if (folio_ptr_under_writeback(w->folio)) {
 				w->slept = 1;
-			} else if (!bpf_map_delete_elem(&waiting, &tid)) {
-				__sync_fetch_and_add(&n_waiting, -1);
+			} else {
+				clear_wait(w);
 				t = get_totals();
 				if (t)
 					t->wait_untimed++;
 			}
 		}
 	}
-	tid = next->pid;
-	w = bpf_map_lookup_elem(&waiting, &tid);
-	if (!w || !w->slept)
+	w = wait_of(next);
+	if (!w || !w->folio || !w->slept)
 		return;
 	done = *w;
-	if (bpf_map_delete_elem(&waiting, &tid))
-		return;
-	__sync_fetch_and_add(&n_waiting, -1);
+	clear_wait(w);
 	end_wait(&done, bpf_ktime_get_ns());
 }
 
@@ -972,10 +991,8 @@ static __always_inline void handle_switch(bool preempt, struct task_struct *prev
 static __always_inline int handle_wait_call(struct folio *folio, bool stable_only)
 {
 	struct address_space *mapping;
-	struct writeback_wait w = {};
+	struct writeback_wait *w;
 	struct folio_file ff;
-	__u64 id;
-	__u32 tid;
 
 	if (!folio_under_writeback(folio))
 		return 0;
@@ -984,30 +1001,29 @@ static __always_inline int handle_wait_call(struct folio *folio, bool stable_onl
 		return 0;
 	if (stable_only && !mapping_stable_writes(mapping, ff.sb))
 		return 0;
-	id = bpf_get_current_pid_tgid();
-	tid = id;
-	w.folio = (__u64)folio;
-	w.ts_ns = bpf_ktime_get_ns();
-	w.dev = ff.dev;
-	w.kind = current_kind();
-	w.tgid = id >> 32;
-	if (!bpf_map_update_elem(&waiting, &tid, &w, BPF_NOEXIST))
-		__sync_fetch_and_add(&n_waiting, 1);
+	w = bpf_task_storage_get(&waiting, bpf_get_current_task_btf(), NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!w || w->folio)
+		return 0;
+	__sync_fetch_and_add(&n_waiting, 1);
+	w->folio = (__u64)folio;
+	w->ts_ns = bpf_ktime_get_ns();
+	w->dev = ff.dev;
+	w->kind = current_kind();
+	w->tgid = bpf_get_current_pid_tgid() >> 32;
+	w->slept = 0;
 	return 0;
 }
 
 static __always_inline int handle_wait_return(struct folio *folio)
 {
-	__u32 tid = bpf_get_current_pid_tgid();
-	struct writeback_wait *w = bpf_map_lookup_elem(&waiting, &tid);
+	struct writeback_wait *w = wait_of(bpf_get_current_task_btf());
 	struct writeback_wait done;
 
 	if (!w || w->folio != (__u64)folio)
 		return 0;
 	done = *w;
-	if (bpf_map_delete_elem(&waiting, &tid))
-		return 0;
-	__sync_fetch_and_add(&n_waiting, -1);
+	clear_wait(w);
 	/* Entered under writeback but never slept: no wait was counted. */
 	if (done.slept)
 		end_wait(&done, bpf_ktime_get_ns());

@@ -533,7 +533,7 @@ static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 	READ_ROWS(skel->maps.hists, s->hists, s->nhists, key, h);
 #undef READ_ROWS
 	s->would_stall_pending = count_entries(skel->maps.inflight_violations, sizeof(__u64));
-	s->waits_pending = count_entries(skel->maps.waiting, sizeof(__u32));
+	s->waits_pending = skel->bss->n_waiting;
 	for (size_t i = 0; i < s->ndevs; i++)
 		device_label(s, s->devs[i].dev, s->devs[i].device);
 	for (size_t i = 0; i < s->nhists; i++)
