@@ -36,7 +36,7 @@ state() {
 			"$WAC" -p "$p" -d 3 -n spt-free "$MNT/g" > /dev/null
 			wait "$held" # exit 0: no write failed (a held write is restarted, never fails)
 			sync
-			kill -INT "$FREE_PID"; wait "$FREE_PID"; FREE_PID=
+			interrupt_and_wait "$FREE_PID"; FREE_PID=
 			stop_tracer
 			local kind=write free
 			[ "$p" = B ] && kind=mmap

@@ -76,11 +76,33 @@ start_tracer() {
 
 # stop_tracer: SIGINT, then the tracer must print its summary and exit 0.
 stop_tracer() {
-	kill -INT "$TRACER_PID"
 	local rc=0
-	wait "$TRACER_PID" || rc=$?
+	interrupt_and_wait "$TRACER_PID" || rc=$?
 	TRACER_PID=
 	[ "$rc" -eq 0 ] || { echo "tracer exited $rc" >&2; cat "$TRACE_ERR" >&2; return 1; }
+}
+
+# interrupt_and_wait PID: SIGINT, then its exit status. One that has not
+# exited within 60 s is hung: say where it is in the kernel, kill it, fail.
+interrupt_and_wait() {
+	local pid=$1
+	kill -INT "$pid"
+	for _ in $(seq 600); do
+		kill -0 "$pid" 2> /dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2> /dev/null; then
+		echo "pid $pid did not exit within 60 s of SIGINT; state $(awk '{ print $3 }' "/proc/$pid/stat")," \
+			"kernel stack:" >&2
+		cat "/proc/$pid/stack" >&2 2> /dev/null
+		for t in /proc/"$pid"/task/*; do
+			echo "thread ${t##*/}: $(cat "$t/wchan" 2> /dev/null)" >&2
+		done
+		kill -KILL "$pid"
+		wait "$pid" 2> /dev/null
+		return 124
+	fi
+	wait "$pid"
 }
 
 summary() {

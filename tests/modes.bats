@@ -57,7 +57,7 @@ fentry_loads() {
 		"$WAC" -p B -d 3 "$MNT/f" > /dev/null
 		"$WAC" -p A -d 2 "$MNT/g" > /dev/null
 		sync
-		kill -INT "$SECOND_PID"; wait "$SECOND_PID"; SECOND_PID=
+		interrupt_and_wait "$SECOND_PID"; SECOND_PID=
 		stop_tracer
 		local tp fe
 		tp=$(tail -n1 "$tp_out")

@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 export SPT_BUILD=$PWD/$build
 log=$(mktemp)
 suites=${SPT_SUITES:-tests/*.bats}
+# A hung test fails (and its teardown cleans up) instead of hanging the run;
+# the slowest take ~50 s in the TCG guest.
+export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
 # shellcheck disable=SC2086
 bats --tap --timing $suites | tee "$log"
 passed=$(grep -cE '^ok [0-9]+' "$log" | head -1)
