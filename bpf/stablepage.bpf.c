@@ -26,6 +26,13 @@
 #include "core_fixes.bpf.h"
 
 #define MAX_DEVS 256
+/*
+ * Each of the counters below on its own cache line: sched_switch reads two
+ * of them on every context switch, and the violation, wait and I/O-end
+ * paths of the other CPU write the others; sharing a line made each switch
+ * a cache miss.
+ */
+#define SPT_OWN_CACHE_LINE __attribute__((aligned(64)))
 #define MAX_PIDS 1024
 
 /* include/linux/sched.h */
@@ -240,7 +247,7 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } hold_events SEC(".maps");
 
-__u64 n_held_folios;
+__u64 n_held_folios SPT_OWN_CACHE_LINE;
 
 /*
  * Entries in inflight_violations, and waits being timed in waiting.
@@ -249,8 +256,8 @@ __u64 n_held_folios;
  * they are exact; the hot tracepoints (sched_switch, block_rq_complete)
  * return at once while they are 0.
  */
-__u64 n_inflight_violations;
-__u64 n_waiting;
+__u64 n_inflight_violations SPT_OWN_CACHE_LINE;
+__u64 n_waiting SPT_OWN_CACHE_LINE;
 
 static struct spt_hist zero_hist;
 
@@ -646,7 +653,7 @@ static __always_inline void release_holders(__u64 folio, __u64 now)
  * an idle machine) and releases those no longer under writeback.
  */
 #define HELD_SWEEP_NS 1000000ULL
-__u64 last_held_sweep_ns;
+__u64 last_held_sweep_ns SPT_OWN_CACHE_LINE;
 
 static long check_held_folio(struct bpf_map *map, __u64 *folio, __u8 *unused, __u64 *now)
 {
