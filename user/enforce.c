@@ -66,18 +66,6 @@ static void warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-static int read_int_file(const char *path, int *value)
-{
-	FILE *f = fopen(path, "re");
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fscanf(f, "%d", value) == 1;
-	fclose(f);
-	return ok ? 0 : -EINVAL;
-}
-
 static int write_int_file(const char *path, int value)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;

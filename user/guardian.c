@@ -20,19 +20,12 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include "guardian.h"
+#include "hold.h"
 #include "stablepage.h"
 
 #define GUARDIAN_SWEEP_MS 50
 #define GUARDIAN_LAST_SWEEP_MS 2000
 #define GUARDIAN_SLACK_NS 500000000ULL
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* SIGCONT the holders whose hold began before `before` (all: ~0). */
 static void sweep(int holds_fd, __u64 before)
@@ -72,7 +65,7 @@ static void guardian_main(int holds_fd, int pipe_fd, __u64 max_delay_ns)
 			if (r == 0 || (r < 0 && errno != EINTR))
 				break;
 		}
-		__u64 now = now_ns();
+		__u64 now = monotonic_ns();
 
 		if (now > max_delay_ns + GUARDIAN_SLACK_NS)
 			sweep(holds_fd, now - max_delay_ns - GUARDIAN_SLACK_NS);

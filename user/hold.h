@@ -11,8 +11,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <time.h>
 #include <linux/types.h>
 #include "stablepage.h"
+
+/* CLOCK_MONOTONIC in ns: the clock of bpf_ktime_get_ns(), which stamps the
+ * hold events and the BPF holds table. */
+static inline __u64 monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 #define HOLD_MAX_HELD 512
 #define HOLD_RECENT_RELEASES 64

@@ -243,11 +243,8 @@ static void block_devices(void)
 		}
 		fclose(f);
 		snprintf(path, sizeof(path), "%s/queue/stable_writes", d.sysfs);
-		f = fopen(path, "re");
-		if (!f || fscanf(f, "%d", &stable) != 1)
+		if (read_int_file(path, &stable))
 			stable = -1;
-		if (f)
-			fclose(f);
 		for (size_t j = 0; j < nmounts && used < sizeof(list); j++)
 			if (mounts[j].disk == d.dev)
 				used += snprintf(list + used, sizeof(list) - used, "%s%s",

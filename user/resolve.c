@@ -105,6 +105,18 @@ uint32_t resolve_mount_bdev(const struct mountinfo_entry *e)
 	return spt_kdev(e->major, e->minor);
 }
 
+int read_int_file(const char *path, int *value)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%d", value) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
 int resolve_disk(uint32_t kdev, struct spt_disk *d)
 {
 	char link[64], path[PATH_MAX + 16];

@@ -40,6 +40,9 @@ struct spt_disk {
 /* 0, or -errno when kdev is not a block device in /sys/dev/block. */
 int resolve_disk(uint32_t kdev, struct spt_disk *d);
 
+/* One integer from a sysfs attribute (queue/stable_writes): 0 or -errno. */
+int read_int_file(const char *path, int *value);
+
 void resolve_cleanup(void);
 
 #endif

@@ -640,14 +640,6 @@ static void forget_hold(__u32 tid, void *skel)
 	bpf_map__delete_elem(((struct stablepage_bpf *)skel)->maps.holds, &tid, sizeof(tid), 0);
 }
 
-static __u64 monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static int handle_hold_event(void *unused, void *data, size_t size)
 {
 	(void)unused;
