@@ -106,7 +106,7 @@ struct {
 	__type(value, struct spt_dev_stats);
 } dev_stats SEC(".maps");
 
-/* Sizes are set by the loader (set_max_entries). */
+/* A row that does not fit is counted in agg_dropped. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 8192);
