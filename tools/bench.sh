@@ -25,7 +25,8 @@ work=$(mktemp -d /tmp/stablepage-bench.XXXX)
 shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
 loop= mnt=$work/mnt tracer= tracefs_mounted= stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
-	[ -n "$tracer" ] && pkill -INT -P "$tracer" && wait "$tracer" 2>/dev/null || true
+	# The tracer runs under GNU time, except the calibration's bpftrace.
+	[ -n "$tracer" ] && { pkill -INT -P "$tracer"; kill -INT "$tracer"; wait "$tracer"; } 2> /dev/null
 	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 	[ -n "$tracefs_mounted" ] && umount /sys/kernel/tracing
 	mountpoint -q "$mnt" && umount "$mnt"
@@ -84,7 +85,8 @@ start_tracer() {
 }
 
 # The tracer's programs' run time (kernel.bpf_stats_enabled), read before detaching:
-# "ns_per_run runs" of the most frequently run one, and all of them in ms;
+# "ns_per_run runs" of the most frequently run one, all of them in ms, and
+# that less the accounting's own cost ($floor_ns per run) in ms;
 # one "PROFILE CONFIG name ns_per_run runs" line per program to $progs.
 bpf_run_stats() {
 	local ours names='^(tp_(writeback_di|folio_wait_w|sched_switch|block_rq_com)|fentry_folio_en)'
@@ -95,10 +97,11 @@ bpf_run_stats() {
 	jq -r --arg p "$profile" --arg c "$cfg" '.[] |
 		"\($p) \($c) \(.name) \(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else "-" end) \(.run_cnt)"' \
 		<<< "$ours" >> "$progs"
-	jq -r '[.[] | select(.run_cnt > 0)] | (map(.run_time_ns) | add // 0) as $total |
+	jq -r --argjson floor "$floor_ns" '[.[] | select(.run_cnt > 0)] |
+		(map(.run_time_ns) | add // 0) as $total | (map(.run_cnt) | add // 0) as $runs |
 		sort_by(-.run_cnt) | (first // {run_time_ns: 0, run_cnt: 0}) |
-		"\(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else 0 end) \(.run_cnt) \($total / 1e6 | floor)"' \
-		<<< "$ours"
+		"\(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else 0 end) \(.run_cnt)" +
+		" \($total / 1e6 | floor) \(($total - $floor * $runs) / 1e6 | floor)"' <<< "$ours"
 }
 
 # Thread-time the writers lost to stable pages, in percent: predicted by
@@ -107,6 +110,25 @@ stall_pct() {
 	tail -n1 "$shm/out" | jq --argjson t "$((threads * secs))" \
 		'[.top_processes[].'"$1"'] | add // 0 | . / 1e7 / $t | . * 10 | round / 10'
 }
+
+# What run-time accounting itself adds to every run (two clock reads and
+# the counters): the run time of an empty program, bpftrace's on
+# sched_switch, under profile A. NET%CPU subtracts it from each of our runs.
+floor_ns=0
+if [[ " $configs " == *" bpftrace "* ]]; then
+	sysctl -qw kernel.bpf_stats_enabled=1
+	bpftrace -e 'tracepoint:sched:sched_switch {}' > "$shm/calibration" 2>&1 &
+	tracer=$!
+	until grep -q '^Attaching' "$shm/calibration"; do sleep 0.05; done
+	sleep 0.5
+	"$wac" -p A -t "$threads" -d 1 "$mnt/f" > /dev/null
+	floor_ns=$(bpftool prog show -j | jq '[.[] | select(.name == "sched_switch" and
+		.type == "tracepoint" and .run_cnt > 0)] | first | .run_time_ns / .run_cnt | floor')
+	kill -INT "$tracer"
+	wait "$tracer" || true
+	tracer=
+	rm -f "$mnt/f"
+fi
 
 results=$work/results progs=$work/progs
 : > "$results"
@@ -131,7 +153,7 @@ for rep in $(seq "$reps"); do
 			[ "$cfg" != none ] && start_tracer "$cfg"
 			ops=$("$wac" -p "$profile" -t "$threads" -d "$secs" "$mnt/f" |
 				sed -n 's/.*ops_per_s=\([0-9]*\).*/\1/p')
-			stats="- - -" events=- lost=- cpu=- rss=- pred=- waited=-
+			stats="- - - -" events=- lost=- cpu=- rss=- pred=- waited=-
 			if [ -n "$tracer" ]; then
 				[ "$stats_on" = 1 ] && stats=$(bpf_run_stats)
 				# Signal the tracer itself: GNU time does not forward signals.
@@ -168,13 +190,13 @@ done
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 col() { awk -v p="$1" -v c="$2" -v f="$3" '$1 == p && $2 == c && $f != "-" { print $f }' "$results"; }
 # Throughput of the repetitions without run-time accounting.
-ops_col() { awk -v p="$1" -v c="$2" '$1 == p && $2 == c && $15 == 0 { print $3 }' "$results"; }
+ops_col() { awk -v p="$1" -v c="$2" '$1 == p && $2 == c && $16 == 0 { print $3 }' "$results"; }
 # Paired ratios: each repetition's ops/s over the untraced run of the same
 # repetition (minutes apart at most, so slow drift of the shared machine
 # cancels); printed as "median q1-q3".
 paired() {
-	awk -v p="$1" -v c="$2" '$15 == 0 && $1 == p && $2 == "none" { base[$14] = $3 }
-		$15 == 0 && $1 == p && $2 == c { ops[$14] = $3 }
+	awk -v p="$1" -v c="$2" '$16 == 0 && $1 == p && $2 == "none" { base[$15] = $3 }
+		$16 == 0 && $1 == p && $2 == c { ops[$15] = $3 }
 		END { for (r in ops) if (base[r] > 0) printf "%.4f\n", ops[r] / base[r] }' "$results" |
 		sort -n | awk '{ a[NR] = $1 }
 		function q(f,  x, i) { x = 1 + (NR - 1) * f; i = int(x); return a[i] + (x - i) * (a[i + 1] - a[i]) }
@@ -184,25 +206,27 @@ paired() {
 echo
 echo "stablepage-trace $("$spt" -V | awk '{ print $2 }') bench: kernel $(uname -r), $(nproc) CPUs," \
 	"ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians;" \
-	"OPS/S and ratios from the odd ones (bpf_stats off), BPF columns from the even ones"
+	"OPS/S and ratios from the odd ones (bpf_stats off), BPF columns from the even ones;" \
+	"an empty program's run time: $floor_ns ns"
 fmt='%-7s %-9s %9s %6s %13s %6s %9s %5s %6s %9s %6s %5s %7s %9s %7s %7s\n'
 # shellcheck disable=SC2059
-printf "$fmt" PROFILE CONFIG OPS/S RATIO RATIO_IQR BPF%CPU EVENTS LOST NS/RUN BPF_RUNS BPF_MS \
+printf "$fmt" PROFILE CONFIG OPS/S RATIO RATIO_IQR NET%CPU EVENTS LOST NS/RUN BPF_RUNS BPF_MS \
 	CPU_S RSS_MIB ATTACH_MS STALL%P STALL%M
 for profile in A B; do
 	for cfg in $configs; do
 		ops=$(ops_col "$profile" "$cfg" | median)
-		bpf_ms=$(col "$profile" "$cfg" 8 | median)
-		# Our programs' run time over the CPU time the run had.
+		bpf_ms=$(col "$profile" "$cfg" 9 | median)
+		# Our programs' net run time over the CPU time the run had.
 		share=$(awk -v m="$bpf_ms" -v s="$secs" -v n="$(nproc)" \
 			'BEGIN { if (m == "-") print "-"; else printf "%.2f", m / 10 / s / n }')
 		# shellcheck disable=SC2059,SC2046
 		printf "$fmt" "$profile" "$cfg" "$ops" $(paired "$profile" "$cfg") "$share" \
-			$(for c in 4 5 6 7 8 9 10 11 12 13; do col "$profile" "$cfg" $c | median; done)
+			$(for c in 4 5 6 7 8 10 11 12 13 14; do col "$profile" "$cfg" $c | median; done)
 	done
 done
 echo "RATIO: median over repetitions of ops/s / the same repetition's untraced ops/s; RATIO_IQR"
-echo "its quartiles. BPF%CPU: the tracer's programs' run time over the run's CPU time (duration x CPUs)."
+echo "its quartiles. NET%CPU: the tracer's programs' run time less the empty program's per run,"
+echo "over the run's CPU time (duration x CPUs); BPF_MS is the run time as the kernel counts it."
 echo "STALL%P: thread-time stable pages would cost (would_stall_ns / threads / duration, from quiet);"
 echo "STALL%M: thread-time writers slept in stable waits under enforce (stable_wait_ns, same units)."
 echo "Per program (medians of ns/run and runs):"
