@@ -44,12 +44,14 @@ mount "$loop" "$mnt"
 
 configs="none ${BENCH_CONFIGS:-quiet json enforce bpftrace}"
 configs=${configs/ bpftrace/}
-if [[ " ${BENCH_CONFIGS:-bpftrace} " == *" bpftrace "* ]] && command -v bpftrace > /dev/null; then
+have_bpftrace=
+if command -v bpftrace > /dev/null; then
+	have_bpftrace=1
 	# bpftrace's tracepoint probes need tracefs for the event formats.
 	if ! [ -d /sys/kernel/tracing/events ]; then
 		mount -t tracefs nodev /sys/kernel/tracing && tracefs_mounted=1
 	fi
-	configs="$configs bpftrace"
+	[[ " ${BENCH_CONFIGS:-bpftrace} " == *" bpftrace "* ]] && configs="$configs bpftrace"
 fi
 
 # Classic tracepoint args carry only (name, ino, index): bpftrace 0.17 cannot
@@ -115,7 +117,7 @@ stall_pct() {
 # the counters): the run time of an empty program, bpftrace's on
 # sched_switch, under profile A. NET%CPU subtracts it from each of our runs.
 floor_ns=0
-if [[ " $configs " == *" bpftrace "* ]]; then
+if [ -n "$have_bpftrace" ]; then
 	sysctl -qw kernel.bpf_stats_enabled=1
 	bpftrace -e 'tracepoint:sched:sched_switch {}' > "$shm/calibration" 2>&1 &
 	tracer=$!
