@@ -27,10 +27,11 @@
 
 #define MAX_DEVS 256
 /*
- * Each of the counters below on its own cache line: sched_switch reads two
- * of them on every context switch, and the violation, wait and I/O-end
- * paths of the other CPU write the others; sharing a line made each switch
- * a cache miss.
+ * Each of the counters below on its own cache line: sched_switch reads
+ * n_held_folios on every context switch and block_rq_complete reads it and
+ * n_inflight_violations on every write request, while the violation, wait
+ * and I/O-end paths of the other CPU write the others; sharing a line made
+ * each switch a cache miss.
  */
 #define SPT_OWN_CACHE_LINE __attribute__((aligned(64)))
 #define MAX_PIDS 1024
@@ -155,11 +156,11 @@ struct {
 
 /* A task in folio_wait_writeback(): a task waits for at most one folio at a
  * time. Task-local storage, not a hash by thread id: sched_switch looks up
- * both tasks on every switch while any wait is timed, and a task's own
- * storage is a pointer away where a hash costs a jhash and a bucket walk.
- * The entry stays with the task (freed when it exits); folio == 0 is "not
- * waiting". Only the task's own context and the switch to or from it touch
- * an entry, never two CPUs at once. */
+ * both tasks on every switch, and a task's own storage is a pointer away
+ * where a hash costs a jhash and a bucket walk. The entry stays with the
+ * task (freed when it exits); folio == 0 is "not waiting". Only the task's
+ * own context and the switch to or from it touch an entry, never two CPUs
+ * at once. */
 struct writeback_wait {
 	__u64 folio;
 	__u64 ts_ns;
