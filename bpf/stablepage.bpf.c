@@ -878,14 +878,29 @@ static __always_inline void clear_wait(struct writeback_wait *w)
 	__sync_fetch_and_add(&n_waiting, -1);
 }
 
+/* The current task's wait entry, created on its first wait. */
+static __always_inline struct writeback_wait *own_wait_entry(void)
+{
+	return bpf_task_storage_get(&waiting, bpf_get_current_task_btf(), NULL,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+static __always_inline void begin_wait(struct writeback_wait *w, struct folio *folio, __u32 dev,
+				       __u32 kind)
+{
+	w->folio = (__u64)folio;
+	w->ts_ns = bpf_ktime_get_ns();
+	w->dev = dev;
+	w->kind = kind;
+	w->tgid = bpf_get_current_pid_tgid() >> 32;
+	w->slept = 0;
+}
+
 static __always_inline void track_wait(struct spt_totals *t, struct folio *folio, __u32 dev,
 				       __u32 kind)
 {
-	struct writeback_wait *w;
-	__u64 id;
+	struct writeback_wait *w = own_wait_entry();
 
-	w = bpf_task_storage_get(&waiting, bpf_get_current_task_btf(), NULL,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!w) {
 		/* No memory, or storage busy on this CPU (recursion). */
 		t->wait_untimed++;
@@ -896,13 +911,7 @@ static __always_inline void track_wait(struct spt_totals *t, struct folio *folio
 		t->wait_untimed++;
 	else
 		__sync_fetch_and_add(&n_waiting, 1);
-	id = bpf_get_current_pid_tgid();
-	w->folio = (__u64)folio;
-	w->ts_ns = bpf_ktime_get_ns();
-	w->dev = dev;
-	w->kind = kind;
-	w->tgid = id >> 32;
-	w->slept = 0;
+	begin_wait(w, folio, dev, kind);
 }
 
 /* A task sleeps until a folio's writeback ends. */
@@ -1009,17 +1018,11 @@ static __always_inline int handle_wait_call(struct folio *folio, bool stable_onl
 		return 0;
 	if (stable_only && !mapping_stable_writes(mapping, ff.sb))
 		return 0;
-	w = bpf_task_storage_get(&waiting, bpf_get_current_task_btf(), NULL,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	w = own_wait_entry();
 	if (!w || w->folio)
 		return 0;
 	__sync_fetch_and_add(&n_waiting, 1);
-	w->folio = (__u64)folio;
-	w->ts_ns = bpf_ktime_get_ns();
-	w->dev = ff.dev;
-	w->kind = current_kind();
-	w->tgid = bpf_get_current_pid_tgid() >> 32;
-	w->slept = 0;
+	begin_wait(w, folio, ff.dev, current_kind());
 	return 0;
 }
 
