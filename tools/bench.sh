@@ -25,8 +25,7 @@ work=$(mktemp -d /tmp/stablepage-bench.XXXX)
 shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
 loop= mnt=$work/mnt tracer= tracefs_mounted= stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
-	# The tracer runs under GNU time, except the calibration's bpftrace.
-	[ -n "$tracer" ] && { pkill -INT -P "$tracer"; kill -INT "$tracer"; wait "$tracer"; } 2> /dev/null
+	[ -n "$tracer" ] && pkill -INT -P "$tracer" && wait "$tracer" 2>/dev/null || true
 	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 	[ -n "$tracefs_mounted" ] && umount /sys/kernel/tracing
 	mountpoint -q "$mnt" && umount "$mnt"
@@ -74,6 +73,9 @@ start_tracer() {
 		--json --dev "$loop" > "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
 	bpftrace) /usr/bin/time -f '%U %S %M' -o "$shm/time" bpftrace -e "$bpftrace_prog" \
 		> "$shm/out" 2> "$shm/err" & marker='^Attaching' ;;
+	calibration) /usr/bin/time -f '%U %S %M' -o "$shm/time" \
+		bpftrace -e 'tracepoint:sched:sched_switch {}' > "$shm/out" 2> "$shm/err" &
+		marker='^Attaching' ;;
 	esac
 	tracer=$!
 	t0=$(date +%s%N)
@@ -82,7 +84,7 @@ start_tracer() {
 		sleep 0.005
 	done
 	t1=$(date +%s%N)
-	[ "$cfg" = bpftrace ] && sleep 0.5 # "Attaching" precedes the attach
+	[ "$marker" = '^Attaching' ] && sleep 0.5 # bpftrace: "Attaching" precedes the attach
 	attach_ms=$(((t1 - t0) / 1000000))
 }
 
@@ -119,14 +121,11 @@ stall_pct() {
 floor_ns=0
 if [ -n "$have_bpftrace" ]; then
 	sysctl -qw kernel.bpf_stats_enabled=1
-	bpftrace -e 'tracepoint:sched:sched_switch {}' > "$shm/calibration" 2>&1 &
-	tracer=$!
-	until grep -q '^Attaching' "$shm/calibration"; do sleep 0.05; done
-	sleep 0.5
+	start_tracer calibration
 	"$wac" -p A -t "$threads" -d 1 "$mnt/f" > /dev/null
 	floor_ns=$(bpftool prog show -j | jq '[.[] | select(.name == "sched_switch" and
 		.type == "tracepoint" and .run_cnt > 0)] | first | .run_time_ns / .run_cnt | floor')
-	kill -INT "$tracer"
+	pkill -INT -P "$tracer"
 	wait "$tracer" || true
 	tracer=
 	rm -f "$mnt/f"
