@@ -13,12 +13,15 @@
 #            plain tracing (quiet) made in the same run
 # Prints medians and ratios to "none" from this one run. Asserts no timing.
 # Environment: BENCH_REPS (default 9), BENCH_SECS (default 3), BENCH_THREADS (4),
-# BENCH_CONFIGS (default: all; "none" is always run).
+# BENCH_CONFIGS (default: all; "none" is always run), BENCH_PROFILES ("A B"),
+# BENCH_STATS_EVERY (2: every 2nd repetition runs with bpf_stats for the BPF
+# columns; larger leaves more repetitions for the ratios).
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "bench: needs root: sudo make bench" >&2; exit 1; }
 reps=${BENCH_REPS:-9} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
+profiles=${BENCH_PROFILES:-A B} stats_every=${BENCH_STATS_EVERY:-2}
 spt=$build/stablepage-trace wac=$build/wac
 
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
@@ -137,11 +140,12 @@ results=$work/results progs=$work/progs
 i=0
 for rep in $(seq "$reps"); do
 	# Run-time accounting costs two clock reads per program run, a cost the
-	# tracer does not have in production: it is on only in even
-	# repetitions, which give the BPF columns; odd ones give the ratios.
-	stats_on=$((rep % 2 == 0))
+	# tracer does not have in production: it is on only in every
+	# $stats_every-th repetition, which give the BPF columns; the others
+	# give the ratios.
+	stats_on=$((rep % stats_every == 0))
 	sysctl -qw kernel.bpf_stats_enabled=$stats_on
-	for profile in A B; do
+	for profile in $profiles; do
 		# Rotate the order so that no configuration always runs first or last.
 		set -- $configs
 		n=$#
@@ -194,26 +198,34 @@ col() { awk -v p="$1" -v c="$2" -v f="$3" '$1 == p && $2 == c && $f != "-" { pri
 ops_col() { awk -v p="$1" -v c="$2" '$1 == p && $2 == c && $16 == 0 { print $3 }' "$results"; }
 # Paired ratios: each repetition's ops/s over the untraced run of the same
 # repetition (minutes apart at most, so slow drift of the shared machine
-# cancels); printed as "median q1-q3".
+# cancels); printed as "median q1-q3 lo-hi", lo-hi a 95% confidence interval
+# of the median that assumes nothing of the noise's distribution: the j-th
+# smallest and largest ratio, j the largest with P(Binomial(n, 1/2) < j) <=
+# 2.5% (from 6 pairs on; fewer give min-max, at less than 95%).
 paired() {
 	awk -v p="$1" -v c="$2" '$16 == 0 && $1 == p && $2 == "none" { base[$15] = $3 }
 		$16 == 0 && $1 == p && $2 == c { ops[$15] = $3 }
 		END { for (r in ops) if (base[r] > 0) printf "%.4f\n", ops[r] / base[r] }' "$results" |
 		sort -n | awk '{ a[NR] = $1 }
 		function q(f,  x, i) { x = 1 + (NR - 1) * f; i = int(x); return a[i] + (x - i) * (a[i + 1] - a[i]) }
-		END { if (NR == 0) print "- -"; else printf "%.3f %.3f-%.3f\n", q(0.5), q(0.25), q(0.75) }'
+		END { if (NR == 0) { print "- - -"; exit }
+			lo = 0; p = 0.5 ^ NR; cum = p
+			while (cum <= 0.025) { p *= (NR - lo) / (lo + 1); cum += p; lo++ }
+			if (lo < 1) lo = 1
+			hi = NR + 1 - lo
+			printf "%.3f %.3f-%.3f %.3f-%.3f\n", q(0.5), q(0.25), q(0.75), a[lo], a[hi] }'
 }
 
 echo
 echo "stablepage-trace $("$spt" -V | awk '{ print $2 }') bench: kernel $(uname -r), $(nproc) CPUs," \
 	"ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians;" \
-	"OPS/S and ratios from the odd ones (bpf_stats off), BPF columns from the even ones;" \
+	"OPS/S and ratios from those with bpf_stats off, BPF columns from every ${stats_every}th;" \
 	"an empty program's run time: $floor_ns ns"
-fmt='%-7s %-9s %9s %6s %13s %6s %9s %5s %6s %9s %6s %5s %7s %9s %7s %7s\n'
+fmt='%-7s %-9s %9s %6s %13s %13s %6s %9s %5s %6s %9s %6s %5s %7s %9s %7s %7s\n'
 # shellcheck disable=SC2059
-printf "$fmt" PROFILE CONFIG OPS/S RATIO RATIO_IQR NET%CPU EVENTS LOST NS/RUN BPF_RUNS BPF_MS \
+printf "$fmt" PROFILE CONFIG OPS/S RATIO RATIO_IQR RATIO_CI95 NET%CPU EVENTS LOST NS/RUN BPF_RUNS BPF_MS \
 	CPU_S RSS_MIB ATTACH_MS STALL%P STALL%M
-for profile in A B; do
+for profile in $profiles; do
 	for cfg in $configs; do
 		ops=$(ops_col "$profile" "$cfg" | median)
 		bpf_ms=$(col "$profile" "$cfg" 9 | median)
@@ -226,12 +238,14 @@ for profile in A B; do
 	done
 done
 echo "RATIO: median over repetitions of ops/s / the same repetition's untraced ops/s; RATIO_IQR"
-echo "its quartiles. NET%CPU: the tracer's programs' run time less the empty program's per run,"
-echo "over the run's CPU time (duration x CPUs); BPF_MS is the run time as the kernel counts it."
+echo "its quartiles, RATIO_CI95 a 95% confidence interval of the median (binomial order"
+echo "statistics: holds for any noise distribution; min-max below 6 pairs). NET%CPU: the"
+echo "tracer's programs' run time less the empty program's per run, over the run's CPU time"
+echo "(duration x CPUs); BPF_MS is the run time as the kernel counts it."
 echo "STALL%P: thread-time stable pages would cost (would_stall_ns / threads / duration, from quiet);"
 echo "STALL%M: thread-time writers slept in stable waits under enforce (stable_wait_ns, same units)."
 echo "Per program (medians of ns/run and runs):"
-for profile in A B; do
+for profile in $profiles; do
 	for cfg in ${configs#none }; do
 		for prog in $(awk -v p="$profile" -v c="$cfg" '$1 == p && $2 == c { print $3 }' "$progs" | sort -u); do
 			printf '  %s %-8s %-28s %6s ns/run %9s runs\n' "$profile" "$cfg" "$prog" \
@@ -240,8 +254,8 @@ for profile in A B; do
 		done
 	done
 done
-echo "Per-repetition ops/s (every other one with bpf_stats on):"
-for profile in A B; do
+echo "Per-repetition ops/s (every ${stats_every}th with bpf_stats on):"
+for profile in $profiles; do
 	for cfg in $configs; do
 		printf '  %s %-9s %s\n' "$profile" "$cfg:" "$(col "$profile" "$cfg" 3 | tr '\n' ' ')"
 	done
