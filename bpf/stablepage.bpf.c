@@ -868,6 +868,13 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 
 static __always_inline struct writeback_wait *wait_of(struct task_struct *task)
 {
+	/*
+	 * sched_switch asks for both tasks on every switch, and most tasks
+	 * never waited: with no local storage at all (task->bpf_storage is
+	 * NULL) there is nothing to find, so skip the helper call.
+	 */
+	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
+		return NULL;
 	return bpf_task_storage_get(&waiting, task, NULL, 0);
 }
 
