@@ -56,6 +56,17 @@ const volatile bool walk_requests = true;
  * waits are timed from entry to return of folio_wait_stable/_writeback. */
 const volatile bool hook_mkwrite = false;
 const volatile bool time_wait_calls = false;
+/*
+ * Tracepoint mode: waits are timed by sched_switch, which runs on every
+ * context switch of the machine (~0.2 us each here, most of it the
+ * tracepoint's dispatch, not the program). Unless asked to time every
+ * wait, the tool attaches it only once a writer has waited (a stable
+ * wait): the first such wait sets switch_wanted, the tool attaches
+ * sched_switch and sets switch_attached; until then waits are counted
+ * and untimed.
+ */
+bool switch_attached = false;
+__u32 switch_wanted = 0;
 /* enforce (BPF): enum spt_hold_action for writers in scope (the task
  * filters); the folios under writeback are indexed by file offset for the
  * write() check (fentry mode: __folio_start_writeback). */
@@ -949,8 +960,12 @@ static __always_inline int handle_writeback_wait(struct folio *folio, struct add
 			w->slept = 1;
 		else
 			t->wait_untimed++;
-	} else {
+	} else if (switch_attached) {
 		track_wait(t, folio, ff.dev, kind);
+	} else {
+		t->wait_untimed++;
+		if (kind != SPT_KIND_OTHER)
+			switch_wanted = 1;
 	}
 	if (kind == SPT_KIND_OTHER)
 		return 0;

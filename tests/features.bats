@@ -34,7 +34,8 @@ row() {
 		assert_output --regexp "  mmap violations \(fentry\+fexit page_mkwrite\): filemap_page_mkwrite block_page_mkwrite iomap_page_mkwrite .*ext4_page_mkwrite [^(]"
 	else
 		assert_output --partial "attach mode (auto): tracepoint (fentry does not load here)"
-		assert_output --partial "  wait timing: tracepoint sched_switch; writeback end: block_rq_complete (request walk)"
+		assert_output --partial "  wait timing: tracepoint sched_switch, attached at the first writer's wait (--time-all-waits: from the start)"$'\n'
+		assert_output --partial "  writeback end: block_rq_complete (request walk)"$'\n'
 	fi
 	if [ "$(row 'BPF LSM active')" = yes ] && [ "$(row 'BPF LSM program')" = yes ]; then
 		assert_output --partial "holding write() from BPF: possible (BPF LSM)"

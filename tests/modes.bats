@@ -48,7 +48,7 @@ fentry_loads() {
 	local fs
 	for fs in ext4 xfs; do
 		make_fs "$fs"
-		start_tracer --attach-mode tracepoint --json -q --dev "$LOOP"
+		start_tracer --attach-mode tracepoint --time-all-waits --json -q --dev "$LOOP"
 		local tp_out=$TRACE_OUT fe_out=$BATS_TEST_TMPDIR/fentry-$fs.out
 		"$SPT" --attach-mode fentry --json -q --dev "$LOOP" > "$fe_out" 2> "$BATS_TEST_TMPDIR/fentry.err" &
 		SECOND_PID=$!
@@ -72,7 +72,8 @@ fentry_loads() {
 		jq -e --argjson tp "$(jq .violations.mmap <<< "$tp")" '.violations.mmap > 0 and
 			(($tp - .violations.mmap - .mkwrite_io_ended) | fabs) <= $tp / 100 + 2' <<< "$fe"
 		# Every violation timed, untimed or in flight; every wait timed
-		# or untimed (fentry: waits timed by the wait functions).
+		# or untimed (fentry: waits timed by the wait functions; the
+		# tracepoint tracer times them all with --time-all-waits).
 		local f
 		for f in "$tp_out" "$fe_out"; do
 			tail -n1 "$f" | jq -e '([.histograms[] | select(.name == "would-stall") | .count] | add // 0) as $timed |

@@ -111,6 +111,61 @@ need_fs() {
 	[ "$(summary .stable_dirtied)" -gt 0 ]
 }
 
+# sched_switch_attached: whether the tracer's sched_switch program runs
+# (has a link), not only loaded.
+sched_switch_attached() {
+	local id
+	id=$(bpftool prog show name tp_sched_switch | sed -n 's/^\([0-9]*\): .*/\1/p' | head -1)
+	[ -n "$id" ] && bpftool link show | grep -q "prog $id\b"
+}
+
+# Tracepoint mode pays for sched_switch on every context switch: it is
+# attached when a writer first waits (as above), or from the start with
+# --time-all-waits. Until then waits are counted, untimed.
+@test "tracepoint mode: sched_switch attached at the first writer's wait or with --time-all-waits; untimed waits counted" {
+	make_fs ext4
+	# fsync waits for the writeback it starts: other waits, not a writer's.
+	start_tracer --attach-mode tracepoint --json -q --dev "$LOOP"
+	dd if=/dev/zero of="$MNT/g" bs=1M count=64 conv=fsync status=none
+	! sched_switch_attached
+	stop_tracer
+	echo "without: $(summary -c '{stable_waits, other_waits, wait_untimed, waits_pending}')"
+	[ "$(summary .stable_waits)" -eq 0 ]
+	[ "$(summary .other_waits)" -gt 0 ]
+	[ "$(summary .wait_untimed)" -eq "$(summary .other_waits)" ]
+	[ "$(summary '[.histograms[] | select(.name == "other-wait") | .count] | add // 0')" -eq 0 ]
+
+	start_tracer --attach-mode tracepoint --json -q --dev "$LOOP" --time-all-waits
+	sched_switch_attached
+	dd if=/dev/zero of="$MNT/g" bs=1M count=64 conv=fsync status=none
+	stop_tracer
+	local waits timed untimed pending
+	waits=$(summary '.stable_waits + .other_waits')
+	timed=$(summary '[.histograms[] | select(.name == "other-wait") | .count] | add // 0')
+	untimed=$(summary .wait_untimed)
+	pending=$(summary .waits_pending)
+	echo "--time-all-waits: waits $waits = timed $timed + untimed $untimed + waiting $pending"
+	[ "$timed" -gt 0 ]
+	[ "$((timed + untimed + pending))" -eq "$waits" ]
+
+	# A writer's wait: stable writes, which the filesystem samples at mount.
+	local name=${LOOP#/dev/} old
+	old=$(cat "/sys/block/$name/queue/stable_writes")
+	umount "$MNT"
+	echo 1 > "/sys/block/$name/queue/stable_writes"
+	on_cleanup "echo $old > /sys/block/$name/queue/stable_writes"
+	mount "$LOOP" "$MNT"
+	start_tracer --attach-mode tracepoint --json -q --dev "$LOOP"
+	! sched_switch_attached
+	run_wac B "$MNT/f"
+	sched_switch_attached
+	stop_tracer
+	timed=$(summary '[.histograms[] | select(.name == "stable-wait") | .count] | add // 0')
+	echo "stable writes: $(summary -c '{stable_waits, wait_untimed}'), timed $timed"
+	[ "$timed" -gt 0 ]
+	assert_detached
+}
+
 @test "--pid keeps only the chosen process" {
 	make_fs ext4
 	# The chosen process exists before the tracer starts, and writes only

@@ -349,7 +349,9 @@ int features_run(const char *btf_path)
 	else
 		printf("attach mode (auto): tracepoint (fentry does not load here)\n"
 		       "  violations, wait counts: tracepoints writeback_dirty_folio, folio_wait_writeback\n"
-		       "  wait timing: tracepoint sched_switch; writeback end: block_rq_complete (request walk)\n");
+		       "  wait timing: tracepoint sched_switch, attached at the first writer's wait "
+		       "(--time-all-waits: from the start)\n"
+		       "  writeback end: block_rq_complete (request walk)\n");
 	if (lsm_active && ok[4])
 		bpf_hold = "possible (BPF LSM)";
 	else if (ok[3])

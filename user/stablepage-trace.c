@@ -48,6 +48,7 @@ static struct env {
 	bool json;
 	bool verbose;
 	bool hist;
+	bool time_all_waits;
 	double interval;
 	const char *prom_file;
 	unsigned long prom_top_comm;
@@ -78,14 +79,16 @@ static const char doc[] =
 	"\n"
 	"Histograms (--hist, --json, --prom-file) are log2 microseconds, aggregated in the kernel: "
 	"writeback (write requests, allocation -> completion), stable-wait (writers asleep in "
-	"folio_wait_writeback until running again), other-wait (fsync, msync, truncate waits), "
+	"folio_wait_writeback until running again), other-wait (fsync, msync, truncate waits; "
+	"in tracepoint mode timed only after a writer's first wait, or with --time-all-waits), "
 	"would-stall (a violation -> the end of that folio's I/O: the wait stable pages would "
 	"impose), folio-writeback (fentry mode: one folio's writeback, start -> end). Interval "
 	"reports (-i) and the Prometheus file are cumulative since the start; "
 	"nothing resets.\n"
 	"\n"
 	"USAGE: stablepage-trace [-d SECS] [-p PID]... [--comm COMM] [--cgroup PATH] [--dev DEV]... "
-	"[-q] [--json] [--hist] [-i SECS] [--prom-file PATH [--prom-top-comm N]] [--top N] [-v]\n"
+	"[-q] [--json] [--hist] [--time-all-waits] [-i SECS] [--prom-file PATH [--prom-top-comm N]] "
+	"[--top N] [-v]\n"
 	"       stablepage-trace enforce --native --dev DEV... [--remount] [--persist] [tracing options]\n"
 	"       stablepage-trace enforce --restore\n"
 	"       stablepage-trace enforce {--pid PID|--comm COMM|--cgroup PATH}... [--action "
@@ -131,6 +134,7 @@ enum {
 	OPT_ATTACH_MODE,
 	OPT_ACTION,
 	OPT_MAX_DELAY,
+	OPT_TIME_ALL_WAITS,
 };
 
 static const struct argp_option opts[] = {
@@ -143,6 +147,9 @@ static const struct argp_option opts[] = {
 	{ "json", OPT_JSON, NULL, 0, "One JSON object per line: events, then the summary", 0 },
 	{ "top", OPT_TOP, "N", 0, "Processes and files listed in the summary (default 10)", 0 },
 	{ "hist", OPT_HIST, NULL, 0, "Print the latency histograms with the summary", 0 },
+	{ "time-all-waits", OPT_TIME_ALL_WAITS, NULL, 0,
+	  "Time every writeback wait from the start, not only writers' (fsync, sync_file_range too): "
+	  "in tracepoint mode that attaches sched_switch, paid on every context switch", 0 },
 	{ "interval", 'i', "SECS", 0, "Print the summary every SECS too (cumulative since the start)", 0 },
 	{ "prom-file", OPT_PROM_FILE, "PATH", 0,
 	  "Write Prometheus metrics to PATH (atomically) every interval (default 15 s) and at exit", 0 },
@@ -242,6 +249,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_HIST:
 		env.hist = true;
+		break;
+	case OPT_TIME_ALL_WAITS:
+		env.time_all_waits = true;
 		break;
 	case 'i':
 		if (!parse_duration(arg, &env.interval))
@@ -648,6 +658,21 @@ static int handle_hold_event(void *unused, void *data, size_t size)
 	return 0;
 }
 
+/* A writer waited (tracepoint mode): time the waits from now on. The link
+ * is the skeleton's, so detach and destroy end it like the others. */
+static int attach_switch(struct stablepage_bpf *skel)
+{
+	skel->links.tp_sched_switch = bpf_program__attach(skel->progs.tp_sched_switch);
+	if (!skel->links.tp_sched_switch) {
+		fprintf(stderr, "stablepage-trace: cannot attach sched_switch to time the waits: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	skel->bss->switch_attached = true;
+	verbose("a writer waited on writeback: sched_switch attached to time the waits\n");
+	return 0;
+}
+
 /* Nobody stays stopped: called once the programs are detached. The
  * guardian's last sweep resumes whoever the holds table still names. */
 static void release_everyone(void)
@@ -777,7 +802,7 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	double start, deadline, next_report = 0, every;
 	int cgroup_fd = -1, err, ret = EXIT_RUNTIME;
-	bool fentry_use[SPT_NFENTRY], mkwrite = false, wait_calls = false;
+	bool fentry_use[SPT_NFENTRY], mkwrite = false, wait_calls = false, switch_at_start;
 	char mode_why[512], write_why[256] = "";
 
 	if (argc > 1 && (!strcmp(argv[1], "enforce") || !strcmp(argv[1], "features"))) {
@@ -852,6 +877,11 @@ int main(int argc, char **argv)
 		skel->rodata->index_writeback = strcmp(write_hold, "none") != 0;
 	}
 	bpf_program__set_autoload(skel->progs.tp_sched_switch, !wait_calls || holding);
+	/* Tracepoint mode times waits at sched_switch: from the start only
+	 * when asked to or when writers are expected to wait (enforce), else
+	 * attached at the first writer's wait (see switch_attached). */
+	switch_at_start = holding || (!wait_calls && (env.time_all_waits || env.enforce));
+	bpf_program__set_autoattach(skel->progs.tp_sched_switch, switch_at_start);
 	bpf_program__set_autoload(skel->progs.lsm_file_permission, !strcmp(write_hold, "lsm"));
 	bpf_program__set_autoload(skel->progs.fmod_file_permission, !strcmp(write_hold, "fmod_ret"));
 	skel->rodata->hook_mkwrite = mkwrite;
@@ -905,6 +935,7 @@ int main(int argc, char **argv)
 				"(-v for details)\n", strerror(-err));
 		goto cleanup;
 	}
+	skel->bss->switch_attached = switch_at_start;
 	ctx.skel = skel;
 	if (!env.quiet)
 		rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_event, NULL, NULL);
@@ -946,6 +977,10 @@ int main(int argc, char **argv)
 	while (!exiting) {
 		double now = clock_s(CLOCK_MONOTONIC);
 		int timeout_ms = 100;
+
+		if (!wait_calls && !skel->bss->switch_attached && skel->bss->switch_wanted &&
+		    attach_switch(skel))
+			goto cleanup;
 
 		if (deadline) {
 			if (now >= deadline)
