@@ -27,8 +27,8 @@ USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse
 	enforce.o probe.o msg.o hold.o guardian.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o hold.o)
 
-.PHONY: all clean deps demo test test-host unit install vmlinux bench vmtest
-all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac
+.PHONY: all clean deps demo test test-host unit install vmlinux bench bench-switch vmtest
+all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/switchcost
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -65,6 +65,10 @@ $(OUTPUT)/unit_tests: $(UNIT_OBJS)
 $(OUTPUT)/wac: tools/wac.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -pthread $< -o $@
+
+$(OUTPUT)/switchcost: tools/switchcost.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@
 
 unit: $(OUTPUT)/unit_tests
 
@@ -103,6 +107,11 @@ bench:
 	$(Q)tools/install-deps.sh bpftrace time
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench.sh $(OUTPUT)
+
+# What the tracer adds to each context switch (sched_switch), side by side.
+bench-switch:
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench-switch.sh $(OUTPUT)
 
 install: all
 	install -D -m 0755 $(OUTPUT)/stablepage-trace $(DESTDIR)$(PREFIX)/sbin/stablepage-trace
