@@ -28,7 +28,7 @@ work=$(mktemp -d /tmp/stablepage-bench.XXXX)
 shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
 loop= mnt=$work/mnt tracer= tracefs_mounted= stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
-	[ -n "$tracer" ] && pkill -INT -P "$tracer" && wait "$tracer" 2>/dev/null || true
+	[ -n "$tracer" ] && { stop_tracer || true; }
 	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 	[ -n "$tracefs_mounted" ] && umount /sys/kernel/tracing
 	mountpoint -q "$mnt" && umount "$mnt"
@@ -91,6 +91,28 @@ start_tracer() {
 	attach_ms=$(((t1 - t0) / 1000000))
 }
 
+# stop_tracer: SIGINT to the tracer itself (GNU time does not forward
+# signals), then its exit. bpftrace 0.17 once sat through a SIGINT here for
+# 10 minutes (a second one ended it): the signal is repeated every 2 s, and a
+# tracer still running after 30 s is killed and the bench fails.
+stop_tracer() {
+	local i
+	for i in $(seq 0 299); do
+		pgrep -P "$tracer" > /dev/null || break
+		[ $((i % 20)) -ne 0 ] || pkill -INT -P "$tracer" || true
+		sleep 0.1
+	done
+	if pgrep -P "$tracer" > /dev/null; then
+		pkill -KILL -P "$tracer" || true
+		wait "$tracer" 2> /dev/null || true
+		tracer=
+		echo "bench: the tracer (${cfg:-calibration}) did not exit on SIGINT within 30 s: killed" >&2
+		return 1
+	fi
+	wait "$tracer" || true
+	tracer=
+}
+
 # The tracer's programs' run time (kernel.bpf_stats_enabled), read before detaching:
 # "ns_per_run runs" of the most frequently run one, all of them in ms, and
 # that less the accounting's own cost ($floor_ns per run) in ms;
@@ -128,9 +150,7 @@ if [ -n "$have_bpftrace" ]; then
 	"$wac" -p A -t "$threads" -d 1 "$mnt/f" > /dev/null
 	floor_ns=$(bpftool prog show -j | jq '[.[] | select(.name == "sched_switch" and
 		.type == "tracepoint" and .run_cnt > 0)] | first | .run_time_ns / .run_cnt | floor')
-	pkill -INT -P "$tracer"
-	wait "$tracer" || true
-	tracer=
+	stop_tracer
 	rm -f "$mnt/f"
 fi
 
@@ -161,10 +181,7 @@ for rep in $(seq "$reps"); do
 			stats="- - - -" events=- lost=- cpu=- rss=- pred=- waited=-
 			if [ -n "$tracer" ]; then
 				[ "$stats_on" = 1 ] && stats=$(bpf_run_stats)
-				# Signal the tracer itself: GNU time does not forward signals.
-				pkill -INT -P "$tracer"
-				wait "$tracer" || true
-				tracer=
+				stop_tracer
 				read -r ut st rss_kb < "$shm/time"
 				cpu=$(awk -v u="$ut" -v s="$st" 'BEGIN { print u + s }')
 				rss=$((rss_kb / 1024))
