@@ -109,6 +109,18 @@ summary() {
 	tail -n 1 "$TRACE_OUT" | jq -c "$@"
 }
 
+# assert_waits_accounted: every wait the summary counts is timed (in the
+# stable-wait or other-wait histograms), untimed or still waiting.
+assert_waits_accounted() {
+	local waits timed untimed pending
+	waits=$(summary '.stable_waits + .other_waits')
+	timed=$(summary '[.histograms[] | select(.name == "stable-wait" or .name == "other-wait") | .count] | add // 0')
+	untimed=$(summary .wait_untimed)
+	pending=$(summary .waits_pending)
+	echo "waits $waits = timed $timed + untimed $untimed + waiting $pending"
+	[ "$((timed + untimed + pending))" -eq "$waits" ]
+}
+
 # events JQ-FILTER: the violation events, filtered by jq.
 events() {
 	grep '"type":"violation"' "$TRACE_OUT" | jq -c "$@"

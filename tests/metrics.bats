@@ -123,13 +123,7 @@ check_histograms() {
 	[ "$(metric "stablepage_stable_wait_seconds_count{device=\"$dev\"}")" -gt 0 ]
 	[ "$(metric "stablepage_stable_writes{device=\"$dev\",fstype=\"ext4\"}")" = 1 ]
 	# Timed + untimed + still waiting == the stable waits counted.
-	local waits timed untimed pending
-	waits=$(summary '.stable_waits + .other_waits')
-	timed=$(summary '[.histograms[] | select(.name == "stable-wait" or .name == "other-wait") | .count] | add')
-	untimed=$(summary .wait_untimed)
-	pending=$(summary .waits_pending)
-	echo "waits $waits = timed $timed + untimed $untimed + waiting $pending"
-	[ "$((timed + untimed + pending))" -eq "$waits" ]
+	assert_waits_accounted
 	run promtool check metrics < "$PROM"
 	assert_success
 }
