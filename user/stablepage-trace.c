@@ -658,19 +658,24 @@ static int handle_hold_event(void *unused, void *data, size_t size)
 	return 0;
 }
 
-/* A writer waited (tracepoint mode): time the waits from now on. The link
- * is the skeleton's, so detach and destroy end it like the others. */
-static int attach_switch(struct stablepage_bpf *skel)
+/* A writer waited (tracepoint mode): time the waits from now on, tried
+ * once. The link is the skeleton's, so detach and destroy end it like the
+ * others. Without it tracing goes on, the waits counted and untimed. */
+static void attach_switch(struct stablepage_bpf *skel)
 {
+	static bool tried;
+
+	if (tried)
+		return;
+	tried = true;
 	skel->links.tp_sched_switch = bpf_program__attach(skel->progs.tp_sched_switch);
 	if (!skel->links.tp_sched_switch) {
-		fprintf(stderr, "stablepage-trace: cannot attach sched_switch to time the waits: %s\n",
+		fprintf(stderr, "stablepage-trace: cannot attach sched_switch, waits stay untimed: %s\n",
 			strerror(errno));
-		return -1;
+		return;
 	}
 	skel->bss->switch_attached = true;
 	verbose("a writer waited on writeback: sched_switch attached to time the waits\n");
-	return 0;
 }
 
 /* Nobody stays stopped: called once the programs are detached. The
@@ -978,9 +983,8 @@ int main(int argc, char **argv)
 		double now = clock_s(CLOCK_MONOTONIC);
 		int timeout_ms = 100;
 
-		if (!wait_calls && !skel->bss->switch_attached && skel->bss->switch_wanted &&
-		    attach_switch(skel))
-			goto cleanup;
+		if (!wait_calls && !skel->bss->switch_attached && skel->bss->switch_wanted)
+			attach_switch(skel);
 
 		if (deadline) {
 			if (now >= deadline)
