@@ -64,6 +64,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "switchcost: the child failed\n");
 		return 1;
 	}
-	printf("%.1f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / (2.0 * trips));
+	printf("%.1f\n",
+	       ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / (2.0 * trips));
 	return 0;
 }
