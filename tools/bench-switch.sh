@@ -8,7 +8,7 @@
 #   allwaits  stablepage-trace -q --time-all-waits: sched_switch attached
 # Prints each configuration's median ns per switch and the median of its
 # paired differences to "none", with a distribution-free 95% confidence
-# interval (as tools/bench.sh). Asserts no timing.
+# interval (tools/median-ci.awk, as tools/bench.sh). Asserts no timing.
 # Environment: BENCH_REPS (default 12), BENCH_TRIPS (100000 round trips).
 set -euo pipefail
 build=${1:-build}
@@ -58,16 +58,11 @@ echo "stablepage-trace bench-switch: kernel $(uname -r), $(nproc) CPUs, switchco
 printf '%-9s %12s %14s %19s\n' CONFIG NS/SWITCH ADDED_NS ADDED_CI95
 for cfg in "${configs[@]}"; do
 	med=$(awk -v c="$cfg" '$2 == c { print $3 }' "$results" | sort -n |
-		awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
+		awk -f tools/median-ci.awk | awk '{ print $1 }')
 	# Paired: each repetition's ns/switch less the same repetition's untraced.
 	added=$(awk -v c="$cfg" '$2 == "none" { base[$1] = $3 } $2 == c { v[$1] = $3 }
 		END { for (r in v) printf "%.1f\n", v[r] - base[r] }' "$results" | sort -n |
-		awk '{ a[NR] = $1 }
-		END { lo = 0; p = 0.5 ^ NR; cum = p
-			while (cum <= 0.025) { p *= (NR - lo) / (lo + 1); cum += p; lo++ }
-			if (lo < 1) lo = 1
-			med = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
-			printf "%.1f %.1f..%.1f\n", med, a[lo], a[NR + 1 - lo] }')
+		awk -f tools/median-ci.awk | awk '{ printf "%.1f %.1f..%.1f\n", $1, $4, $5 }')
 	# shellcheck disable=SC2086
 	printf '%-9s %12s %14s %19s\n' "$cfg" "$med" $added
 done

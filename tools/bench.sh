@@ -216,21 +216,13 @@ ops_col() { awk -v p="$1" -v c="$2" '$1 == p && $2 == c && $16 == 0 { print $3 }
 # Paired ratios: each repetition's ops/s over the untraced run of the same
 # repetition (minutes apart at most, so slow drift of the shared machine
 # cancels); printed as "median q1-q3 lo-hi", lo-hi a 95% confidence interval
-# of the median that assumes nothing of the noise's distribution: the j-th
-# smallest and largest ratio, j the largest with P(Binomial(n, 1/2) < j) <=
-# 2.5% (from 6 pairs on; fewer give min-max, at less than 95%).
+# of the median (tools/median-ci.awk).
 paired() {
 	awk -v p="$1" -v c="$2" '$16 == 0 && $1 == p && $2 == "none" { base[$15] = $3 }
 		$16 == 0 && $1 == p && $2 == c { ops[$15] = $3 }
 		END { for (r in ops) if (base[r] > 0) printf "%.4f\n", ops[r] / base[r] }' "$results" |
-		sort -n | awk '{ a[NR] = $1 }
-		function q(f,  x, i) { x = 1 + (NR - 1) * f; i = int(x); return a[i] + (x - i) * (a[i + 1] - a[i]) }
-		END { if (NR == 0) { print "- - -"; exit }
-			lo = 0; p = 0.5 ^ NR; cum = p
-			while (cum <= 0.025) { p *= (NR - lo) / (lo + 1); cum += p; lo++ }
-			if (lo < 1) lo = 1
-			hi = NR + 1 - lo
-			printf "%.3f %.3f-%.3f %.3f-%.3f\n", q(0.5), q(0.25), q(0.75), a[lo], a[hi] }'
+		sort -n | awk -f tools/median-ci.awk |
+		awk '{ printf "%.3f %.3f-%.3f %.3f-%.3f\n", $1, $2, $3, $4, $5 } END { if (NR == 0) print "- - -" }'
 }
 
 echo
