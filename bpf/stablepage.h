@@ -44,8 +44,9 @@ struct spt_totals {
 	__u64 events_lost;   /* ring buffer full: the event was counted, not streamed */
 	__u64 agg_dropped;   /* a per-device/process/file table was full */
 	/* Violations whose end of writeback was not seen (the folio was
-	 * violated again in a later cycle first, or the in-flight table was
-	 * full). Timed + untimed + still in flight == violations. */
+	 * violated again in a later cycle first, or another violated folio
+	 * took its slot in the in-flight table). Timed + untimed + still in
+	 * flight == violations. */
 	__u64 would_stall_untimed;
 	/* Waits not timed: the task returned without sleeping, or the table
 	 * was full. Timed + untimed + still waiting == waits. */

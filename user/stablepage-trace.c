@@ -460,22 +460,6 @@ static int handle_event(void *unused, void *data, size_t size)
 	return 0;
 }
 
-static __u64 count_entries(const struct bpf_map *map, size_t key_size)
-{
-	char key[16], next[16];
-	__u64 n = 0;
-	void *prev = NULL;
-
-	if (key_size > sizeof(key))
-		return 0;
-	while (!bpf_map__get_next_key(map, prev, next, key_size)) {
-		memcpy(key, next, key_size);
-		prev = key;
-		n++;
-	}
-	return n;
-}
-
 /*
  * The label users know a device by: the block device's kernel name
  * ("loop0"), also for a filesystem with an anonymous dev (btrfs) through
@@ -542,7 +526,7 @@ static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 	READ_ROWS(skel->maps.file_stats, s->files, s->nfiles, key, s);
 	READ_ROWS(skel->maps.hists, s->hists, s->nhists, key, h);
 #undef READ_ROWS
-	s->would_stall_pending = count_entries(skel->maps.inflight_violations, sizeof(__u64));
+	s->would_stall_pending = skel->bss->n_inflight_violations;
 	s->waits_pending = skel->bss->n_waiting;
 	for (size_t i = 0; i < s->ndevs; i++)
 		device_label(s, s->devs[i].dev, s->devs[i].device);
