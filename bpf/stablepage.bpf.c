@@ -1303,6 +1303,13 @@ static __always_inline void end_violation(__u64 folio, __u64 now)
 		__sync_fetch_and_add(&ps->would_stall_ns, now - from);
 }
 
+/* A folio of a completed write request: its writeback ends now. */
+static __always_inline void folio_io_ended(__u64 folio, __u64 now)
+{
+	end_violation(folio, now);
+	release_holders(folio, now);
+}
+
 static long walk_step(__u64 i, struct walk_ctx *ctx)
 {
 	struct walk_state *c = ctx->s;
@@ -1355,10 +1362,28 @@ static long walk_step(__u64 i, struct walk_ctx *ctx)
 		c->have_vec = 0;
 	if (folio != c->last_folio) {
 		c->last_folio = folio;
-		end_violation(folio, c->now);
-		release_holders(folio, c->now);
+		folio_io_ended(folio, c->now);
 	}
 	return 0;
+}
+
+/*
+ * The folio of a request that is one bio with one segment inside one page
+ * (a 4 KiB write, the msync of a page): the bio by direct loads, then the
+ * segment and the page's compound_head (a direct load would be typed as
+ * the union's first member, lru.next) by two helper calls, where the walk
+ * takes a bpf_loop() and five. 0: the request needs the walk.
+ */
+static __always_inline __u64 single_page_folio(struct request *rq)
+{
+	struct bio *bio = rq->bio;
+	struct bio_vec bv;
+
+	if (!bio || bio->bi_next || bio->bi_vcnt != 1 ||
+	    bpf_probe_read_kernel(&bv, sizeof(bv), bio->bi_io_vec) || !bv.bv_page || !bv.bv_len ||
+	    bv.bv_offset + bv.bv_len > (1U << PAGE_SHIFT_X86))
+		return 0;
+	return page_folio_addr((__u64)bv.bv_page);
 }
 
 /* include/linux/blk_types.h: REQ_OP_WRITE is 1 in the low 8 bits since 4.10. */
@@ -1385,9 +1410,17 @@ static __always_inline int handle_rq_complete(struct request *rq)
 	if (dev && start && now > start && dev_selected(dev, 0))
 		hist_add(dev, SPT_HIST_WRITEBACK, 0, now - start);
 	if (walk_requests && (n_inflight_violations || n_held_folios)) {
+		__u64 folio = single_page_folio(rq);
 		__u32 zero = 0;
-		struct walk_state *ws = bpf_map_lookup_elem(&walk_states, &zero);
-		struct walk_ctx c = { .s = ws };
+		struct walk_state *ws;
+		struct walk_ctx c;
+
+		if (folio) {
+			folio_io_ended(folio, now);
+			return 0;
+		}
+		ws = bpf_map_lookup_elem(&walk_states, &zero);
+		c.s = ws;
 
 		/* A completion nested in another on this CPU (an interrupt)
 		 * leaves its folios in flight: untimed later, still counted. */
