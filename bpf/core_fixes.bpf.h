@@ -86,15 +86,16 @@ static __always_inline __u64 page_folio_addr(__u64 page)
  */
 #define SB_I_STABLE_WRITES___5_10 0x00000008
 
+/* @mapping and @sb are BTF pointers: direct loads. */
 static __always_inline bool mapping_stable_writes(struct address_space *mapping,
 						  struct super_block *sb)
 {
 	if (bpf_core_enum_value_exists(enum mapping_flags, AS_STABLE_WRITES)) {
 		int bit = bpf_core_enum_value(enum mapping_flags, AS_STABLE_WRITES);
 
-		return (BPF_CORE_READ(mapping, flags) >> bit) & 1;
+		return (mapping->flags >> bit) & 1;
 	}
-	return BPF_CORE_READ(sb, s_iflags) & SB_I_STABLE_WRITES___5_10;
+	return sb->s_iflags & SB_I_STABLE_WRITES___5_10;
 }
 
 /*
