@@ -67,6 +67,14 @@ const volatile bool time_wait_calls = false;
  */
 bool switch_attached = false;
 __u32 switch_wanted = 0;
+/*
+ * Pausing (SIGUSR1) detaches every program, and the tool increments this
+ * while they are detached. What spans the pause (a violation waiting
+ * for its I/O, a wait being timed, a page_mkwrite call, a writeback start)
+ * may have had its end pass unseen, so each such entry records the epoch it
+ * began in, and whoever meets one from an earlier epoch drops it, untimed.
+ */
+__u32 pause_epoch = 0;
 /* enforce (BPF): enum spt_hold_action for writers in scope (the task
  * filters); the folios under writeback are indexed by file offset for the
  * write() check (fentry mode: __folio_start_writeback). */
@@ -157,6 +165,8 @@ struct inflight_violation {
 	__u32 tid;
 	__u32 dev;
 	__u32 kind;
+	__u32 epoch;
+	__u32 pad;
 };
 
 #define INFLIGHT_SLOTS_LOG2 16
@@ -192,6 +202,8 @@ struct writeback_wait {
 	__u32 kind;
 	__u32 tgid;
 	__u32 slept;
+	__u32 epoch;
+	__u32 pad;
 };
 
 struct {
@@ -207,6 +219,7 @@ struct {
 struct mkwrite_call {
 	__u32 depth;
 	__u32 dirtied; /* the folio went clean -> dirty under writeback inside */
+	__u32 epoch;
 };
 
 struct {
@@ -221,7 +234,7 @@ struct {
 struct writeback_start {
 	__u64 ts_ns;
 	__u32 dev;
-	__u32 pad;
+	__u32 epoch;
 };
 
 struct {
@@ -483,14 +496,17 @@ static __always_inline void track_violation(struct spt_totals *t, struct folio *
 	s->tid = (__u32)pid_tgid;
 	s->dev = dev;
 	s->kind = kind;
+	s->epoch = pause_epoch;
 	/* Publish: an atomic exchange orders the stores above before it. */
 	__sync_lock_test_and_set(&s->folio, key);
 }
 
-/* Take the folio's entry out of inflight_violations, if it is there. */
+/* Take the folio's entry out of inflight_violations, if it is there. False
+ * also for an entry from before a pause: it leaves, untimed. */
 static __always_inline bool take_violation(__u64 folio, struct inflight_violation *out)
 {
 	struct inflight_violation *s = inflight_slot(folio);
+	struct spt_totals *t;
 
 	if (!s || s->folio != folio ||
 	    __sync_val_compare_and_swap(&s->folio, folio, INFLIGHT_BUSY) != folio)
@@ -498,7 +514,12 @@ static __always_inline bool take_violation(__u64 folio, struct inflight_violatio
 	*out = *s;
 	__sync_lock_test_and_set(&s->folio, 0);
 	__sync_fetch_and_add(&n_inflight_violations, -1);
-	return true;
+	if (out->epoch == pause_epoch)
+		return true;
+	t = get_totals();
+	if (t)
+		t->would_stall_untimed++;
+	return false;
 }
 
 static __always_inline struct spt_dev_stats *dev_stats_of(__u32 dev, struct super_block *sb,
@@ -895,7 +916,7 @@ static __always_inline bool violated_this_cycle(__u64 folio)
 	struct inflight_violation *v = inflight_slot(folio);
 	struct writeback_start *ws;
 
-	if (!v || v->folio != folio)
+	if (!v || v->folio != folio || v->epoch != pause_epoch)
 		return false;
 	ws = bpf_map_lookup_elem(&writeback_started, &folio);
 	/* No start seen: the cycle began before tracing, as did no entry. */
@@ -946,6 +967,27 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 	return 0;
 }
 
+/* The task's wait entry is over: it is free for its next wait. */
+static __always_inline void clear_wait(struct writeback_wait *w)
+{
+	w->folio = 0;
+	__sync_fetch_and_add(&n_waiting, -1);
+}
+
+/* A wait entry as of now: one begun before a pause is dropped, untimed. */
+static __always_inline struct writeback_wait *current_epoch(struct writeback_wait *w)
+{
+	struct spt_totals *t;
+
+	if (w && w->folio && w->epoch != pause_epoch) {
+		clear_wait(w);
+		t = get_totals();
+		if (t)
+			t->wait_untimed++;
+	}
+	return w;
+}
+
 static __always_inline struct writeback_wait *wait_of(struct task_struct *task)
 {
 	/*
@@ -955,21 +997,14 @@ static __always_inline struct writeback_wait *wait_of(struct task_struct *task)
 	 */
 	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
 		return NULL;
-	return bpf_task_storage_get(&waiting, task, NULL, 0);
-}
-
-/* The task's wait entry is over: it is free for its next wait. */
-static __always_inline void clear_wait(struct writeback_wait *w)
-{
-	w->folio = 0;
-	__sync_fetch_and_add(&n_waiting, -1);
+	return current_epoch(bpf_task_storage_get(&waiting, task, NULL, 0));
 }
 
 /* The current task's wait entry, created on its first wait. */
 static __always_inline struct writeback_wait *own_wait_entry(void)
 {
-	return bpf_task_storage_get(&waiting, bpf_get_current_task_btf(), NULL,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	return current_epoch(bpf_task_storage_get(&waiting, bpf_get_current_task_btf(), NULL,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE));
 }
 
 static __always_inline void begin_wait(struct writeback_wait *w, struct folio *folio, __u32 dev,
@@ -981,6 +1016,7 @@ static __always_inline void begin_wait(struct writeback_wait *w, struct folio *f
 	w->kind = kind;
 	w->tgid = bpf_get_current_pid_tgid() >> 32;
 	w->slept = 0;
+	w->epoch = pause_epoch;
 }
 
 static __always_inline void track_wait(struct spt_totals *t, struct folio *folio, __u32 dev,
@@ -1143,12 +1179,12 @@ static __always_inline int handle_mkwrite_entry(void)
 {
 	__u32 tid = bpf_get_current_pid_tgid();
 	struct mkwrite_call *call = bpf_map_lookup_elem(&mkwrite_calls, &tid);
-	struct mkwrite_call first = { .depth = 1 };
+	struct mkwrite_call first = { .depth = 1, .epoch = pause_epoch };
 
-	if (call)
+	if (call && call->epoch == pause_epoch)
 		call->depth++;
 	else
-		bpf_map_update_elem(&mkwrite_calls, &tid, &first, BPF_NOEXIST);
+		bpf_map_update_elem(&mkwrite_calls, &tid, &first, BPF_ANY);
 	return 0;
 }
 
@@ -1179,6 +1215,11 @@ static __always_inline int handle_mkwrite_return(struct vm_fault *vmf, bool ok)
 
 	if (!call)
 		return 0;
+	if (call->epoch != pause_epoch) {
+		/* Entered before a pause: nothing inside it was seen. */
+		bpf_map_delete_elem(&mkwrite_calls, &tid);
+		return 0;
+	}
 	if (call->depth > 1) {
 		call->depth--;
 		return 0;
@@ -1222,6 +1263,7 @@ static __always_inline int handle_writeback_start(struct folio *folio)
 		return 0;
 	ws.dev = ff.dev;
 	ws.ts_ns = bpf_ktime_get_ns();
+	ws.epoch = pause_epoch;
 	if (bpf_map_update_elem(&writeback_started, &key, &ws, BPF_ANY) && (t = get_totals()))
 		t->writeback_untimed++;
 	if (index_writeback) {
@@ -1500,9 +1542,15 @@ int BPF_PROG(fentry_folio_end_writeback, struct folio *folio)
 
 	if (ws) {
 		struct writeback_start done = *ws;
+		struct spt_totals *t;
 
-		if (!bpf_map_delete_elem(&writeback_started, &key) && now > done.ts_ns)
-			hist_add(done.dev, SPT_HIST_FOLIO_WRITEBACK, 0, now - done.ts_ns);
+		if (!bpf_map_delete_elem(&writeback_started, &key)) {
+			if (done.epoch == pause_epoch && now > done.ts_ns)
+				hist_add(done.dev, SPT_HIST_FOLIO_WRITEBACK, 0, now - done.ts_ns);
+			else if (done.epoch != pause_epoch && (t = get_totals()))
+				/* Started before a pause: a later start may have passed unseen. */
+				t->writeback_untimed++;
+		}
 	}
 	if (index_writeback) {
 		struct wb_head_key hk = { .mapping = (__u64)folio->mapping, .index = folio->index };

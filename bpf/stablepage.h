@@ -56,7 +56,8 @@ struct spt_totals {
 	 * it (tracepoint mode counts these as mmap violations). */
 	__u64 mkwrite_io_ended;
 	/* fentry mode: folios whose writeback start was not recorded (the
-	 * table was full): missing from the folio-writeback histogram. */
+	 * table was full) or was before a pause: missing from the
+	 * folio-writeback histogram. */
 	__u64 writeback_untimed;
 	/* enforce (BPF): writers stopped until writeback ended, per kind;
 	 * writes let through because their hold reached --max-delay; writers

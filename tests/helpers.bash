@@ -121,6 +121,15 @@ assert_waits_accounted() {
 	[ "$((timed + untimed + pending))" -eq "$waits" ]
 }
 
+# attached_programs: the names of our programs that have a link now, sorted.
+attached_programs() {
+	local ids
+	ids=$(bpftool link show -j | jq -c '[.[].prog_id]')
+	bpftool prog show -j | jq -r --argjson ids "$ids" \
+		'.[] | select(.id as $id | $ids | index($id)) | select(.name | test("^(tp|fentry|fexit|lsm|fmod)_")) | .name' |
+		sort
+}
+
 # events JQ-FILTER: the violation events, filtered by jq.
 events() {
 	grep '"type":"violation"' "$TRACE_OUT" | jq -c "$@"

@@ -114,9 +114,7 @@ need_fs() {
 # sched_switch_attached: whether the tracer's sched_switch program runs
 # (has a link), not only loaded.
 sched_switch_attached() {
-	local id
-	id=$(bpftool prog show name tp_sched_switch | sed -n 's/^\([0-9]*\): .*/\1/p' | head -1)
-	[ -n "$id" ] && bpftool link show | grep -q "prog $id\b"
+	attached_programs | grep -qx tp_sched_switch
 }
 
 # Tracepoint mode pays for sched_switch on every context switch: it is

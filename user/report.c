@@ -174,9 +174,11 @@ __u64 hists_count(const struct spt_summary *s, int type, int kind)
 	return n;
 }
 
-/* "Stable pages would have held pid 4242 (postgres) for 1.8 thread-s over 60.0 s: 3.0%" */
+/* "Stable pages would have held pid 4242 (postgres) for 1.8 thread-s over 60.0 s: 3.0%",
+ * over the time traced: paused time saw nothing. */
 static void print_proc_costs(FILE *f, const struct spt_summary *s, size_t top)
 {
+	double traced = s->duration_s - s->paused_s;
 	bool header = false;
 
 	for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
@@ -190,12 +192,12 @@ static void print_proc_costs(FILE *f, const struct spt_summary *s, size_t top)
 		header = true;
 		if (p->s.would_stall_ns)
 			fprintf(f, "Stable pages would have held pid %u (%s) for %.3f thread-s over %.1f s: "
-				   "%.1f%%\n", p->pid, p->s.comm, stall, s->duration_s,
-				s->duration_s > 0 ? 100 * stall / s->duration_s : 0.0);
+				   "%.1f%%\n", p->pid, p->s.comm, stall, traced,
+				traced > 0 ? 100 * stall / traced : 0.0);
 		if (p->s.stable_wait_ns)
 			fprintf(f, "Stable waits held pid %u (%s) for %.3f thread-s over %.1f s: %.1f%%\n",
-				p->pid, p->s.comm, waited, s->duration_s,
-				s->duration_s > 0 ? 100 * waited / s->duration_s : 0.0);
+				p->pid, p->s.comm, waited, traced,
+				traced > 0 ? 100 * waited / traced : 0.0);
 	}
 }
 
@@ -203,8 +205,13 @@ void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
 {
 	const struct spt_totals *t = &s->totals;
 
-	fprintf(f, "\nTraced %.1f s. Violations: %llu (mmap %llu, write %llu, other %llu)\n",
-		s->duration_s, (unsigned long long)kinds_total(t->violations),
+	if (s->paused_s > 0)
+		fprintf(f, "\nTraced %.1f s (%.1f s paused of %.1f s).", s->duration_s - s->paused_s,
+			s->paused_s, s->duration_s);
+	else
+		fprintf(f, "\nTraced %.1f s.", s->duration_s);
+	fprintf(f, " Violations: %llu (mmap %llu, write %llu, other %llu)\n",
+		(unsigned long long)kinds_total(t->violations),
 		(unsigned long long)t->violations[0], (unsigned long long)t->violations[1],
 		(unsigned long long)t->violations[2]);
 	fprintf(f, "Stable waits: %llu (writers slept until writeback ended); other writeback "
@@ -288,7 +295,8 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 	fprintf(f, "{\"type\":\"%s\",", s->interval ? "interval" : "summary");
 	if (s->attach_mode)
 		fprintf(f, "\"attach_mode\":\"%s\",", s->attach_mode);
-	fprintf(f, "\"duration_s\":%.3f,\"violations\":", s->duration_s);
+	fprintf(f, "\"duration_s\":%.3f,\"paused_s\":%.3f,\"violations\":", s->duration_s,
+		s->paused_s);
 	json_kinds(f, t->violations);
 	fprintf(f, ",\"violations_total\":%llu,\"stable_waits\":%llu,\"other_waits\":%llu,"
 		   "\"stable_dirtied\":%llu,\"events_lost\":%llu,\"rows_dropped\":%llu",

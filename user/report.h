@@ -39,6 +39,7 @@ struct spt_summary {
 	bool interval;     /* an -i report ("interval"), not the one at exit ("summary") */
 	const char *attach_mode; /* "tracepoint" or "fentry"; NULL: not printed */
 	double duration_s; /* since the start: all counts are cumulative */
+	double paused_s;   /* of which tracing was paused (SIGUSR1): nothing was seen */
 	struct spt_totals totals;
 	struct dev_row *devs;
 	size_t ndevs;

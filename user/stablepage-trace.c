@@ -86,6 +86,11 @@ static const char doc[] =
 	"reports (-i) and the Prometheus file are cumulative since the start; "
 	"nothing resets.\n"
 	"\n"
+	"SIGUSR1 pauses tracing: every program is detached, so nothing is seen and the traced "
+	"workload pays nothing; SIGUSR2 attaches them again. Each is acknowledged on stderr. A "
+	"violation or wait that spans a pause is counted, untimed (its end may have passed unseen); "
+	"the summary says how long tracing was paused (paused_s). enforce does not pause.\n"
+	"\n"
 	"USAGE: stablepage-trace [-d SECS] [-p PID]... [--comm COMM] [--cgroup PATH] [--dev DEV]... "
 	"[-q] [--json] [--hist] [--time-all-waits] [-i SECS] [--prom-file PATH [--prom-top-comm N]] "
 	"[--top N] [-v]\n"
@@ -389,12 +394,26 @@ static void explain_load_failure(int err)
 }
 
 static volatile sig_atomic_t exiting;
+/* SIGUSR1 asks for tracing to pause, SIGUSR2 for it to go on: the state
+ * last asked for, which the main loop brings about. */
+static volatile sig_atomic_t pause_wanted;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	exiting = 1;
 }
+
+static void on_pause_signal(int sig)
+{
+	pause_wanted = sig == SIGUSR1;
+}
+
+/* Since when tracing is paused, and for how long it was before. */
+static struct {
+	bool on;
+	double since, total;
+} paused;
 
 struct dev_name {
 	uint32_t dev;
@@ -664,6 +683,41 @@ static void attach_switch(struct stablepage_bpf *skel)
 
 /* Nobody stays stopped: called once the programs are detached. The
  * guardian's last sweep resumes whoever the holds table still names. */
+/*
+ * Pausing detaches every program, so the traced workload pays nothing
+ * (make bench compares alternating windows this way), and going on
+ * attaches them again; what spanned the pause is dropped, untimed (see
+ * pause_epoch). Each is acknowledged by a line on stderr once done.
+ */
+static int set_paused(struct stablepage_bpf *skel, bool pause)
+{
+	double now = clock_s(CLOCK_MONOTONIC);
+	int err;
+
+	if (pause) {
+		stablepage_bpf__detach(skel);
+		skel->bss->pause_epoch++;
+		paused.since = now;
+		fprintf(stderr, "Tracing paused (SIGUSR2 goes on).\n");
+	} else {
+		err = stablepage_bpf__attach(skel);
+		/* sched_switch, if a writer's wait attached it after the start */
+		if (!err && skel->bss->switch_attached && !skel->links.tp_sched_switch) {
+			skel->links.tp_sched_switch = bpf_program__attach(skel->progs.tp_sched_switch);
+			err = skel->links.tp_sched_switch ? 0 : -errno;
+		}
+		if (err) {
+			fprintf(stderr, "stablepage-trace: cannot attach the programs again after the "
+					"pause: %s\n", strerror(-err));
+			return err;
+		}
+		paused.total += now - paused.since;
+		fprintf(stderr, "Tracing goes on.\n");
+	}
+	paused.on = pause;
+	return 0;
+}
+
 static void release_everyone(void)
 {
 	if (!holding)
@@ -687,7 +741,10 @@ static int report(struct stablepage_bpf *skel, double start, bool final)
 	}
 	int err;
 
-	s.duration_s = clock_s(CLOCK_MONOTONIC) - start;
+	double now = clock_s(CLOCK_MONOTONIC);
+
+	s.duration_s = now - start;
+	s.paused_s = paused.total + (paused.on ? now - paused.since : 0);
 	err = read_summary(skel, &s);
 	if (err) {
 		fprintf(stderr, "stablepage-trace: cannot read the counters: %s\n", strerror(-err));
@@ -792,6 +849,7 @@ int main(int argc, char **argv)
 	double start, deadline, next_report = 0, every;
 	int cgroup_fd = -1, err, ret = EXIT_RUNTIME;
 	bool fentry_use[SPT_NFENTRY], mkwrite = false, wait_calls = false, switch_at_start;
+	bool resume_failed = false;
 	char mode_why[512], write_why[256] = "";
 
 	if (argc > 1 && (!strcmp(argv[1], "enforce") || !strcmp(argv[1], "features"))) {
@@ -911,6 +969,8 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGPIPE, on_signal);
+	signal(SIGUSR1, on_pause_signal);
+	signal(SIGUSR2, on_pause_signal);
 	if (env.enforce && env.native) {
 		struct enforce_opts eo = { .devs = env.devs, .ndevs = env.ndevs,
 					   .remount = env.remount, .persist = env.persist };
@@ -967,7 +1027,18 @@ int main(int argc, char **argv)
 		double now = clock_s(CLOCK_MONOTONIC);
 		int timeout_ms = 100;
 
-		if (!wait_calls && !skel->bss->switch_attached && skel->bss->switch_wanted)
+		if (pause_wanted != paused.on) {
+			if (env.enforce) {
+				fprintf(stderr, "stablepage-trace: enforce does not pause: signal "
+						"ignored\n");
+				pause_wanted = paused.on;
+			} else if (set_paused(skel, pause_wanted)) {
+				resume_failed = true;
+				break;
+			}
+		}
+		if (!paused.on && !wait_calls && !skel->bss->switch_attached &&
+		    skel->bss->switch_wanted)
 			attach_switch(skel);
 
 		if (deadline) {
@@ -1018,7 +1089,7 @@ int main(int argc, char **argv)
 	if (report(skel, start, true))
 		goto cleanup;
 	verbose("events streamed: %llu\n", ctx.streamed);
-	ret = enforcement_held ? 0 : EXIT_RUNTIME;
+	ret = enforcement_held && !resume_failed ? 0 : EXIT_RUNTIME;
 
 cleanup:
 	if (skel)

@@ -1,0 +1,110 @@
+#!/usr/bin/env bats
+# SIGUSR1 pauses tracing (every program detached), SIGUSR2 goes on: what
+# make bench toggles to measure tracing in alternating windows of one run.
+load helpers
+
+setup() { spt_setup; }
+teardown() { spt_teardown; }
+
+# pause_tracer / resume_tracer: the signal, then its acknowledgement (the
+# Nth "paused" or "goes on" line on stderr).
+pauses=0
+resumes=0
+pause_tracer() {
+	pauses=$((pauses + 1))
+	kill -USR1 "$TRACER_PID"
+	wait_for_line "^Tracing paused" "$pauses"
+}
+
+resume_tracer() {
+	resumes=$((resumes + 1))
+	kill -USR2 "$TRACER_PID"
+	wait_for_line "^Tracing goes on" "$resumes"
+}
+
+# wait_for_line REGEX N: until REGEX matches N lines of the tracer's stderr.
+wait_for_line() {
+	for _ in $(seq 200); do
+		[ "$(grep -c "$1" "$TRACE_ERR")" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	echo "no acknowledgement '$1' #$2:" >&2
+	cat "$TRACE_ERR" >&2
+	return 1
+}
+
+@test "SIGUSR1 detaches every program and nothing is counted; SIGUSR2 attaches them again" {
+	make_fs ext4
+	start_tracer --json -q --dev "$LOOP"
+	local attached
+	attached=$(attached_programs)
+	[ -n "$attached" ]
+	pause_tracer
+	[ -z "$(attached_programs)" ]
+	"$WAC" -p C -d 2 "$MNT/f" > /dev/null
+	resume_tracer
+	[ "$(attached_programs)" = "$attached" ]
+	stop_tracer
+	echo "$(summary -c '{duration_s, paused_s, violations_total, stable_waits, other_waits}')"
+	[ "$(summary .violations_total)" -eq 0 ]
+	[ "$(summary '.stable_waits + .other_waits')" -eq 0 ]
+	summary -e '.paused_s >= 2 and .paused_s < .duration_s'
+	assert_detached
+}
+
+# In the QEMU guest the auto mode is fentry: there the page_mkwrite calls,
+# writeback starts and waits timed at their functions cross the pauses.
+@test "pausing and going on 20 times during a workload keeps every count accounted" {
+	make_fs ext4
+	start_tracer --json -q --dev "$LOOP" --time-all-waits
+	"$WAC" -p C -d 6 "$MNT/f" > /dev/null &
+	local wac=$!
+	sleep 0.5
+	for _ in $(seq 20); do
+		pause_tracer
+		sleep 0.05
+		resume_tracer
+		sleep 0.1
+	done
+	wait "$wac"
+	stop_tracer
+	echo "$(summary -c '{paused_s, violations_total, would_stall_untimed, would_stall_pending, wait_untimed, waits_pending}')"
+	# Violations are counted while tracing, and each one is timed, untimed
+	# (its I/O may have ended during a pause) or still in flight.
+	summary -e '.violations.mmap > 0 and .violations.write > 0'
+	summary -e '([.histograms[] | select(.name == "would-stall") | .count] | add // 0) as $timed |
+		$timed > 0 and $timed + .would_stall_untimed + .would_stall_pending == .violations_total'
+	[ "$(summary '[.histograms[] | select(.name == "other-wait") | .count] | add // 0')" -gt 0 ]
+	assert_waits_accounted
+	summary -e '.paused_s > 0.9'
+	assert_detached
+}
+
+@test "a sched_switch attached at a writer's first wait is attached again when tracing goes on" {
+	make_fs ext4 stable
+	start_tracer --attach-mode tracepoint --json -q --dev "$LOOP"
+	"$WAC" -p B -d 2 "$MNT/f" > /dev/null
+	attached_programs | grep -qx tp_sched_switch
+	pause_tracer
+	[ -z "$(attached_programs)" ]
+	resume_tracer
+	attached_programs | grep -qx tp_sched_switch
+	"$WAC" -p B -d 1 "$MNT/f" > /dev/null
+	stop_tracer
+	[ "$(summary '[.histograms[] | select(.name == "stable-wait") | .count] | add // 0')" -gt 0 ]
+	assert_waits_accounted
+	assert_detached
+}
+
+@test "enforce does not pause: SIGUSR1 is ignored with one line, the programs stay attached" {
+	make_fs ext4
+	start_tracer enforce --native --dev "$LOOP" -q --json
+	local attached
+	attached=$(attached_programs)
+	kill -USR1 "$TRACER_PID"
+	wait_for_line "enforce does not pause" 1
+	[ "$(attached_programs)" = "$attached" ]
+	stop_tracer
+	summary -e '.paused_s == 0'
+	assert_detached
+}
