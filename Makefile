@@ -28,7 +28,7 @@ USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o hold.o)
 
 .PHONY: all clean deps demo test test-host unit install vmlinux bench bench-switch vmtest
-all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/switchcost
+all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/switchcost $(OUTPUT)/pausebench
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -62,13 +62,10 @@ $(OUTPUT)/unit_tests: $(UNIT_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-$(OUTPUT)/wac: tools/wac.c | $(OUTPUT)
+# The benchmark's and tests' helpers: one C file each in tools/.
+$(OUTPUT)/%: tools/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -pthread $< -o $@
-
-$(OUTPUT)/switchcost: tools/switchcost.c | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) $< -o $@
 
 unit: $(OUTPUT)/unit_tests
 
