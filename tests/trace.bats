@@ -169,6 +169,22 @@ sched_switch_attached() {
 	assert_detached
 }
 
+@test "make bench's harness completes: whole runs and alternating windows, a few of each" {
+	run env BENCH_REPS=1 BENCH_SECS=1 BENCH_PAIRS=3 BENCH_CONFIGS=quiet BENCH_PROFILES=A \
+		"$ROOT/tools/bench.sh" "$BUILD"
+	assert_success
+	assert_output --regexp $'\nA +quiet +[0-9]+ '
+	assert_output --regexp $'\nA +none +3 +[0-9.]+ '
+	assert_output --regexp $'\nA +quiet +3 +[0-9.]+ .* 0\n'
+	assert_output --regexp $'\nA +json +3 +[0-9.]+ .* 0\n'
+	run "$BUILD/pausebench" -c /nonexistent -n 1 -- true
+	[ "$status" -eq 1 ]
+	assert_output "pausebench: /nonexistent: No such file or directory"
+	run "$BUILD/pausebench" -n 1
+	[ "$status" -eq 2 ]
+	assert_detached
+}
+
 @test "--pid keeps only the chosen process" {
 	make_fs ext4
 	# The chosen process exists before the tracer starts, and writes only

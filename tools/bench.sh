@@ -12,10 +12,19 @@
 #            what enforcement costs, next to the would-stall prediction that
 #            plain tracing (quiet) made in the same run
 # Prints medians and ratios to "none" from this one run. Asserts no timing.
+# Then, per profile, quiet and json again in alternating windows of one long
+# workload run: the tracer paused (SIGUSR1, every program detached) and let
+# go on (SIGUSR2) by tools/pausebench.c, a traced and an untraced window side
+# by side in each pair, which resolves a small cost far sooner than whole
+# runs (the machine's noise is mostly slow); "none" there is the control, no
+# tracer and both windows untraced.
 # Environment: BENCH_REPS (default 9), BENCH_SECS (default 3), BENCH_THREADS (4),
 # BENCH_CONFIGS (default: all; "none" is always run), BENCH_PROFILES ("A B"),
 # BENCH_STATS_EVERY (2: every 2nd repetition runs with bpf_stats for the BPF
-# columns; larger leaves more repetitions for the ratios).
+# columns; larger leaves more repetitions for the ratios); BENCH_PAIRS (200
+# pairs of windows per profile and configuration; 0 skips them),
+# BENCH_WINDOW_MS (200), BENCH_SETTLE_MS (30: after each pause or resume,
+# before the window).
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -26,9 +35,10 @@ spt=$build/stablepage-trace wac=$build/wac
 
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
 shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
-loop= mnt=$work/mnt tracer= tracefs_mounted= stats_old=$(sysctl -n kernel.bpf_stats_enabled)
+loop= mnt=$work/mnt tracer= wac_pid= tracefs_mounted= stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
 	[ -n "$tracer" ] && { stop_tracer || true; }
+	[ -n "$wac_pid" ] && { kill -INT "$wac_pid"; wait "$wac_pid" || true; }
 	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 	[ -n "$tracefs_mounted" ] && umount /sys/kernel/tracing
 	mountpoint -q "$mnt" && umount "$mnt"
@@ -144,7 +154,7 @@ stall_pct() {
 # the counters): the run time of an empty program, bpftrace's on
 # sched_switch, under profile A. NET%CPU subtracts it from each of our runs.
 floor_ns=0
-if [ -n "$have_bpftrace" ]; then
+if [ -n "$have_bpftrace" ] && [ "$reps" -ge "$stats_every" ]; then
 	sysctl -qw kernel.bpf_stats_enabled=1
 	start_tracer calibration
 	"$wac" -p A -t "$threads" -d 1 "$mnt/f" > /dev/null
@@ -269,3 +279,63 @@ for profile in $profiles; do
 		printf '  %s %-9s %s\n' "$profile" "$cfg:" "$(col "$profile" "$cfg" 3 | tr '\n' ' ')"
 	done
 done
+
+# Alternating windows: per profile and configuration one wac run as long as
+# its pairs take, its counters read by pausebench at each window's edges.
+pairs=${BENCH_PAIRS:-200} window_ms=${BENCH_WINDOW_MS:-200} settle_ms=${BENCH_SETTLE_MS:-30}
+[ "$pairs" -gt 0 ] || exit 0
+sysctl -qw kernel.bpf_stats_enabled=0
+windows=$work/windows
+: > "$windows"
+for profile in $profiles; do
+	for cfg in none quiet json; do
+		case $cfg in
+		none) args=(-D) ;;
+		quiet) args=(-o "$shm/out" -- "$spt" -q --json --dev "$loop") ;;
+		json) args=(-o "$shm/out" -- "$spt" --json --dev "$loop") ;;
+		esac
+		rm -f "$mnt/f" "$shm/counters"
+		sync
+		"$wac" -p "$profile" -t "$threads" -d 100000 -c "$shm/counters" "$mnt/f" > /dev/null &
+		wac_pid=$!
+		until [ -e "$shm/counters" ]; do sleep 0.01; done
+		echo "  windows: profile $profile $cfg, $pairs pairs of $window_ms ms" >&2
+		"$build/pausebench" -c "$shm/counters" -n "$pairs" -w "$window_ms" -s "$settle_ms" \
+			"${args[@]}" | sed "s/^/$profile $cfg /" >> "$windows"
+		kill -INT "$wac_pid"
+		wait "$wac_pid"
+		wac_pid=
+		lost=-
+		[ "$cfg" != none ] && lost=$(tail -n1 "$shm/out" | jq .events_lost)
+		echo "$profile $cfg $lost" >> "$work/windows-lost"
+	done
+done
+
+echo
+echo "Alternating windows: $pairs pairs of $window_ms ms per profile and configuration (+$settle_ms ms"
+echo "settling after each pause or resume), the tracer paused and let go on within one wac run:"
+fmt='%-7s %-7s %6s %6s %13s %13s %7s %13s %12s %12s %7s %5s\n'
+# shellcheck disable=SC2059
+printf "$fmt" PROFILE CONFIG PAIRS RATIO RATIO_IQR RATIO_CI95 GEOMEAN GEOMEAN_CI95 TRACED_OPS/S \
+	UNTRACED_OPS/S ACK_MS LOST
+for profile in $profiles; do
+	for cfg in none quiet json; do
+		sel() { awk -v p="$profile" -v c="$cfg" -v f="$1" '$1 == p && $2 == c { print $f }' "$windows"; }
+		# shellcheck disable=SC2059,SC2046
+		ratios=$(awk -v p="$profile" -v c="$cfg" '$1 == p && $2 == c && $3 > 0 && $4 > 0 {
+			printf "%.6f\n", $3 / $4 }' "$windows" | sort -n)
+		printf "$fmt" "$profile" "$cfg" "$(sel 3 | wc -l)" \
+			$(awk -f tools/median-ci.awk <<< "$ratios" |
+				awk '{ printf "%.4f %.4f-%.4f %.4f-%.4f\n", $1, $2, $3, $4, $5 }') \
+			$(awk '{ l = log($1); s += l; ss += l * l; n++ } END {
+				m = s / n; h = n > 1 ? 1.96 * sqrt((ss - n * m * m) / (n - 1) / n) : 0
+				printf "%.4f %.4f-%.4f\n", exp(m), exp(m - h), exp(m + h) }' <<< "$ratios") \
+			"$(sel 3 | median)" "$(sel 4 | median)" "$(sel 5 | median)" \
+			"$(awk -v p="$profile" -v c="$cfg" '$1 == p && $2 == c { print $3 }' "$work/windows-lost")"
+	done
+done
+echo "RATIO: median over pairs of the traced window's ops/s over the untraced one's (none: two"
+echo "untraced windows, the method's own bias); RATIO_CI95 its 95% confidence interval (binomial"
+echo "order statistics, any distribution). GEOMEAN: the ratios' geometric mean, GEOMEAN_CI95 from"
+echo "the normal approximation of their logarithms' mean (tighter for as many pairs). ACK_MS:"
+echo "median time from the signal to the tracer's acknowledgement."

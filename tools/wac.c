@@ -12,6 +12,9 @@
  *   F  B on a file opened O_DIRECT
  *
  * Prints one line of key=value results: operations done per type and ops/s.
+ * With -c FILE the counters live in FILE, mapped shared, so that another
+ * process can read them at any moment (struct wac_counters; make bench reads
+ * the ops done in windows of one run).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,10 +42,16 @@ static struct {
 	double duration;
 	unsigned sync_every;
 	const char *path;
+	const char *counters;
 } opt = { .profile = 'A', .threads = 4, .size = 64 * 1024, .duration = 5, .sync_every = 4 };
 
+/* The layout of -c FILE: four native-endian 64-bit counters. */
+struct wac_counters {
+	atomic_ullong write_ops, mmap_ops, sync_ops, errors;
+};
+
 static atomic_bool stop;
-static atomic_ullong write_ops, mmap_ops, sync_ops, errors;
+static struct wac_counters own_counters, *ctr = &own_counters;
 static atomic_int last_errno; /* of the last failed call, for the report */
 static int fd_buffered, fd_direct;
 static char *map;
@@ -50,12 +59,15 @@ static char *map;
 static void __attribute__((noreturn)) usage(int code)
 {
 	fprintf(code ? stderr : stdout,
-		"usage: wac [-p A-F] [-t THREADS] [-s SIZE[k|m]] [-d SECS] [-S N] [-n COMM] FILE\n"
+		"usage: wac [-p A-F] [-t THREADS] [-s SIZE[k|m]] [-d SECS] [-S N] [-n COMM]\n"
+		"           [-c FILE] FILE\n"
 		"  -p  profile: A write()+sync_file_range, B mmap+msync, C both, D C+O_DIRECT,\n"
 		"      E A+O_DIRECT, F B+O_DIRECT (default A)\n"
 		"  -t  threads (default 4)   -s  file size (default 64k)\n"
 		"  -d  duration in seconds (default 5)   -S  start writeback every N ops (default 4)\n"
-		"  -n  set the process name (comm) first, e.g. to test how tools escape it\n");
+		"  -n  set the process name (comm) first, e.g. to test how tools escape it\n"
+		"  -c  keep the counters in this file, mapped shared: four 64-bit counters\n"
+		"      (write, mmap, sync ops, errors) that another process can read\n");
 	exit(code);
 }
 
@@ -84,13 +96,13 @@ static void *writer(void *arg)
 		memset(buf, (int)(seed & 0xff), PAGE);
 		if (pwrite(fd, buf, PAGE, off) != PAGE) {
 			last_errno = errno;
-			errors++;
+			ctr->errors++;
 			continue;
 		}
-		write_ops++;
+		ctr->write_ops++;
 		if (++n % opt.sync_every == 0) {
 			sync_file_range(fd, off, PAGE, SYNC_FILE_RANGE_WRITE);
-			sync_ops++;
+			ctr->sync_ops++;
 		}
 	}
 	free(buf);
@@ -107,10 +119,10 @@ static void *mapper(void *arg)
 		char *page = map + (xorshift(&seed) % npages) * PAGE;
 
 		memset(page, (int)(seed & 0xff), PAGE);
-		mmap_ops++;
+		ctr->mmap_ops++;
 		if (++n % opt.sync_every == 0) {
 			msync(page, PAGE, MS_SYNC);
-			sync_ops++;
+			ctr->sync_ops++;
 		}
 	}
 	return NULL;
@@ -120,6 +132,24 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = true;
+}
+
+static struct wac_counters *map_counters(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	struct wac_counters *c;
+
+	if (fd < 0 || ftruncate(fd, sizeof(*c))) {
+		fprintf(stderr, "wac: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (c == MAP_FAILED) {
+		fprintf(stderr, "wac: mmap %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	close(fd);
+	return c; /* zeroed: a new file's contents */
 }
 
 static size_t parse_size(const char *s)
@@ -145,7 +175,7 @@ int main(int argc, char **argv)
 	int c, nmap = 0, nwrite = 0;
 	double secs;
 
-	while ((c = getopt(argc, argv, "p:t:s:d:S:n:h")) != -1) {
+	while ((c = getopt(argc, argv, "p:t:s:d:S:n:c:h")) != -1) {
 		switch (c) {
 		case 'p':
 			opt.profile = optarg[0] & ~0x20;
@@ -171,6 +201,9 @@ int main(int argc, char **argv)
 				exit(1);
 			}
 			break;
+		case 'c':
+			opt.counters = optarg;
+			break;
 		case 'h':
 			usage(0);
 		default:
@@ -182,6 +215,8 @@ int main(int argc, char **argv)
 		usage(2);
 	opt.size -= opt.size % PAGE;
 	opt.path = argv[optind];
+	if (opt.counters)
+		ctr = map_counters(opt.counters);
 
 	fd_buffered = open(opt.path, O_RDWR | O_CREAT, 0644);
 	if (fd_buffered < 0 || ftruncate(fd_buffered, opt.size)) {
@@ -238,16 +273,16 @@ int main(int argc, char **argv)
 	printf("wac profile=%c threads=%d writers=%d mappers=%d size=%zu duration_s=%.3f "
 	       "write_ops=%llu mmap_ops=%llu sync_ops=%llu errors=%llu ops_per_s=%.0f\n",
 	       opt.profile, opt.threads, nwrite, nmap, opt.size, secs,
-	       (unsigned long long)write_ops, (unsigned long long)mmap_ops,
-	       (unsigned long long)sync_ops, (unsigned long long)errors,
-	       (write_ops + mmap_ops) / secs);
-	if (errors)
+	       (unsigned long long)ctr->write_ops, (unsigned long long)ctr->mmap_ops,
+	       (unsigned long long)ctr->sync_ops, (unsigned long long)ctr->errors,
+	       (ctr->write_ops + ctr->mmap_ops) / secs);
+	if (ctr->errors)
 		fprintf(stderr, "wac: %llu failed writes, the last with errno %d (%s)\n",
-			(unsigned long long)errors, last_errno, strerror(last_errno));
+			(unsigned long long)ctr->errors, last_errno, strerror(last_errno));
 	if (map)
 		munmap(map, opt.size);
 	close(fd_buffered);
 	if (fd_direct > 0)
 		close(fd_direct);
-	return errors ? 1 : 0;
+	return ctr->errors ? 1 : 0;
 }
