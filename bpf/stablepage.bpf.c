@@ -290,9 +290,9 @@ __u64 n_held_folios SPT_OWN_CACHE_LINE;
 /*
  * Occupied slots of inflight_violations, and waits being timed in waiting.
  * Incremented only by the insert (or the wait's start) that created one and
- * decremented only by the take, eviction (or the wait's end) that removed
- * it, so they are exact. block_rq_complete walks requests only while the first is
- * not 0; sched_switch does not read the second (see tp_sched_switch).
+ * decremented only by the take or eviction (or the wait's end) that removed
+ * it, so they are exact. block_rq_complete walks requests only while the
+ * first is not 0; sched_switch does not read the second (see tp_sched_switch).
  */
 __u64 n_inflight_violations SPT_OWN_CACHE_LINE;
 __u64 n_waiting SPT_OWN_CACHE_LINE;
@@ -974,8 +974,8 @@ static __always_inline void clear_wait(struct writeback_wait *w)
 	__sync_fetch_and_add(&n_waiting, -1);
 }
 
-/* A wait entry as of now: one begun before a pause is dropped, untimed. */
-static __always_inline struct writeback_wait *current_epoch(struct writeback_wait *w)
+/* A wait entry, emptied first if it was begun before a pause: untimed. */
+static __always_inline struct writeback_wait *drop_if_stale(struct writeback_wait *w)
 {
 	struct spt_totals *t;
 
@@ -997,13 +997,13 @@ static __always_inline struct writeback_wait *wait_of(struct task_struct *task)
 	 */
 	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
 		return NULL;
-	return current_epoch(bpf_task_storage_get(&waiting, task, NULL, 0));
+	return drop_if_stale(bpf_task_storage_get(&waiting, task, NULL, 0));
 }
 
 /* The current task's wait entry, created on its first wait. */
 static __always_inline struct writeback_wait *own_wait_entry(void)
 {
-	return current_epoch(bpf_task_storage_get(&waiting, bpf_get_current_task_btf(), NULL,
+	return drop_if_stale(bpf_task_storage_get(&waiting, bpf_get_current_task_btf(), NULL,
 						  BPF_LOCAL_STORAGE_GET_F_CREATE));
 }
 
