@@ -27,8 +27,9 @@ USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse
 	enforce.o probe.o msg.o hold.o guardian.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o hold.o)
 
-.PHONY: all clean deps demo test test-host unit install vmlinux bench bench-switch vmtest
-all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/switchcost $(OUTPUT)/pausebench
+.PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest
+all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/switchcost $(OUTPUT)/pausebench \
+	$(OUTPUT)/progcost
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -65,7 +66,9 @@ $(OUTPUT)/unit_tests: $(UNIT_OBJS)
 # The benchmark's and tests' helpers: one C file each in tools/.
 $(OUTPUT)/%: tools/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -pthread $< -o $@
+	$(Q)$(CC) $(USER_CFLAGS) -pthread $< $(TOOL_LIBS) -o $@
+
+$(OUTPUT)/progcost: TOOL_LIBS = $(LIBBPF_LIBS)
 
 unit: $(OUTPUT)/unit_tests
 
@@ -104,6 +107,13 @@ bench:
 	$(Q)tools/install-deps.sh bpftrace time
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench.sh $(OUTPUT)
+
+# Each tracepoint program of this tree against BASE's (a git revision, or a
+# built .bpf.o), on the same events: make bench-progs BASE=HEAD~3
+BASE ?= HEAD
+bench-progs:
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/bench-progs.sh $(OUTPUT) $(BASE)
 
 # What the tracer adds to each context switch (sched_switch), side by side.
 bench-switch:

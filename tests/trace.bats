@@ -185,6 +185,17 @@ sched_switch_attached() {
 	assert_detached
 }
 
+@test "make bench-progs' harness completes: two builds on the same events, both attach orders" {
+	run env BENCH_REPS=1 BENCH_SECS=1 BENCH_PROFILES=A "$ROOT/tools/bench-progs.sh" "$BUILD" \
+		"$BUILD/stablepage.bpf.o"
+	assert_success
+	assert_output --regexp $'\nA +tp_writeback_dirty_folio +[1-9][0-9]* +[0-9.]+ +[0-9.]+ +[0-9.]+\n'
+	assert_output --regexp $'\nA +tp_block_rq_complete +[1-9][0-9]* '
+	run "$BUILD/progcost"
+	[ "$status" -eq 2 ]
+	assert_detached
+}
+
 @test "--pid keeps only the chosen process" {
 	make_fs ext4
 	# The chosen process exists before the tracer starts, and writes only
