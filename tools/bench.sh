@@ -12,24 +12,23 @@
 #            what enforcement costs, next to the would-stall prediction that
 #            plain tracing (quiet) made in the same run
 # Prints medians and ratios to "none" from this one run. Asserts no timing.
-# Then, per profile, quiet and json again in alternating windows of one long
-# workload run: the tracer paused (SIGUSR1, every program detached) and let
+# Then, per profile, quiet and json again in alternating windows of short
+# workload runs: the tracer paused (SIGUSR1, every program detached) and let
 # go on (SIGUSR2) by tools/pausebench.c, a traced and an untraced window side
 # by side in each pair, which resolves a small cost far sooner than whole
-# runs (the machine's noise is mostly slow); "none" there is the control, no
-# tracer and both windows untraced.
-# Environment: BENCH_REPS (default 9), BENCH_SECS (default 3), BENCH_THREADS (4),
+# runs; "none" there is the control, no tracer and both windows untraced.
+# Environment: BENCH_REPS (default 5), BENCH_SECS (default 3), BENCH_THREADS (4),
 # BENCH_CONFIGS (default: all; "none" is always run), BENCH_PROFILES ("A B"),
 # BENCH_STATS_EVERY (2: every 2nd repetition runs with bpf_stats for the BPF
-# columns; larger leaves more repetitions for the ratios); BENCH_PAIRS (200
-# pairs of windows per profile and configuration; 0 skips them),
-# BENCH_WINDOW_MS (200), BENCH_SETTLE_MS (30: after each pause or resume,
-# before the window).
+# columns; larger leaves more repetitions for the ratios); BENCH_WINDOW_RUNS
+# (10 runs of alternating windows per profile and configuration; 0 skips
+# them), BENCH_PAIRS (20 pairs of windows a run), BENCH_WINDOW_MS (200),
+# BENCH_SETTLE_MS (30: after each pause or resume, before the window).
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "bench: needs root: sudo make bench" >&2; exit 1; }
-reps=${BENCH_REPS:-9} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
+reps=${BENCH_REPS:-5} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
 profiles=${BENCH_PROFILES:-A B} stats_every=${BENCH_STATS_EVERY:-2}
 spt=$build/stablepage-trace wac=$build/wac
 
@@ -280,62 +279,85 @@ for profile in $profiles; do
 	done
 done
 
-# Alternating windows: per profile and configuration one wac run as long as
-# its pairs take, its counters read by pausebench at each window's edges.
-pairs=${BENCH_PAIRS:-200} window_ms=${BENCH_WINDOW_MS:-200} settle_ms=${BENCH_SETTLE_MS:-30}
-[ "$pairs" -gt 0 ] || exit 0
+# Alternating windows. The unit is a run: a fresh file, wac and tracer, and
+# $pairs pairs of windows, whose ratios' geometric mean is the run's ratio.
+# On profile A the effect of tracing differs from run to run by more than a
+# run's own noise (its contended dynamics shift either way), so the result
+# is the mean over many short runs, its interval from their spread.
+window_runs=${BENCH_WINDOW_RUNS:-10} pairs=${BENCH_PAIRS:-20}
+window_ms=${BENCH_WINDOW_MS:-200} settle_ms=${BENCH_SETTLE_MS:-30}
+[ "$window_runs" -gt 0 ] || exit 0
 sysctl -qw kernel.bpf_stats_enabled=0
 windows=$work/windows
 : > "$windows"
-for profile in $profiles; do
-	for cfg in none quiet json; do
-		case $cfg in
-		none) args=(-D) ;;
-		quiet) args=(-o "$shm/out" -- "$spt" -q --json --dev "$loop") ;;
-		json) args=(-o "$shm/out" -- "$spt" --json --dev "$loop") ;;
-		esac
-		rm -f "$mnt/f" "$shm/counters"
-		sync
-		"$wac" -p "$profile" -t "$threads" -d 100000 -c "$shm/counters" "$mnt/f" > /dev/null &
-		wac_pid=$!
-		until [ -e "$shm/counters" ]; do sleep 0.01; done
-		echo "  windows: profile $profile $cfg, $pairs pairs of $window_ms ms" >&2
-		"$build/pausebench" -c "$shm/counters" -n "$pairs" -w "$window_ms" -s "$settle_ms" \
-			"${args[@]}" | sed "s/^/$profile $cfg /" >> "$windows"
-		kill -INT "$wac_pid"
-		wait "$wac_pid"
-		wac_pid=
-		lost=-
-		[ "$cfg" != none ] && lost=$(tail -n1 "$shm/out" | jq .events_lost)
-		echo "$profile $cfg $lost" >> "$work/windows-lost"
+window_configs="none ${BENCH_CONFIGS:-quiet json}"
+window_configs=$(for c in $window_configs; do [[ $c =~ ^(none|quiet|json)$ ]] && echo "$c"; done)
+i=0
+for run in $(seq "$window_runs"); do
+	for profile in $profiles; do
+		set -- $window_configs
+		n=$#
+		for k in $(seq 0 $((n - 1))); do
+			idx=$(((k + i) % n + 1))
+			cfg=${!idx}
+			case $cfg in
+			none) args=(-D) ;;
+			quiet) args=(-o "$shm/out" -- "$spt" -q --json --dev "$loop") ;;
+			json) args=(-o "$shm/out" -- "$spt" --json --dev "$loop") ;;
+			esac
+			rm -f "$mnt/f" "$shm/counters" "$shm/out"
+			sync
+			"$wac" -p "$profile" -t "$threads" -d 100000 -c "$shm/counters" "$mnt/f" > /dev/null &
+			wac_pid=$!
+			until [ -e "$shm/counters" ]; do sleep 0.01; done
+			# "traced untraced ack_ms" per pair -> one line per run:
+			# "PROFILE CONFIG RUN RATIO TRACED UNTRACED ACK_MS LOST"
+			"$build/pausebench" -c "$shm/counters" -n "$pairs" -w "$window_ms" -s "$settle_ms" \
+				-W 500 "${args[@]}" > "$shm/pairs"
+			kill -INT "$wac_pid"
+			wait "$wac_pid"
+			wac_pid=
+			lost=-
+			[ "$cfg" != none ] && lost=$(tail -n1 "$shm/out" | jq .events_lost)
+			ack=$(awk '{ print $3 }' "$shm/pairs" | median)
+			awk -v p="$profile" -v c="$cfg" -v r="$run" -v ack="$ack" -v lost="$lost" '
+				$1 > 0 && $2 > 0 { l += log($1 / $2); t += $1; u += $2; n++ } END {
+				printf "%s %s %d %.5f %.0f %.0f %s %s\n", p, c, r, exp(l / n), t / n, u / n,
+				ack, lost }' "$shm/pairs" >> "$windows"
+			printf '  window run %d profile %s %-6s ratio %s\n' "$run" "$profile" "$cfg" \
+				"$(tail -n1 "$windows" | cut -d' ' -f4)" >&2
+		done
+		i=$((i + 1))
 	done
 done
 
 echo
-echo "Alternating windows: $pairs pairs of $window_ms ms per profile and configuration (+$settle_ms ms"
-echo "settling after each pause or resume), the tracer paused and let go on within one wac run:"
-fmt='%-7s %-7s %6s %6s %13s %13s %7s %13s %12s %12s %7s %5s\n'
+echo "Alternating windows: $window_runs runs per profile and configuration, each $pairs pairs of"
+echo "$window_ms ms windows (+$settle_ms ms settling after each pause or resume) in one wac run,"
+echo "the tracer paused and let go on:"
+fmt='%-7s %-7s %5s %6s %13s %7s %13s %12s %12s %7s %5s\n'
 # shellcheck disable=SC2059
-printf "$fmt" PROFILE CONFIG PAIRS RATIO RATIO_IQR RATIO_CI95 GEOMEAN GEOMEAN_CI95 TRACED_OPS/S \
-	UNTRACED_OPS/S ACK_MS LOST
+printf "$fmt" PROFILE CONFIG RUNS RATIO RATIO_CI95 RUN_SD% RUN_MIN-MAX TRACED_OPS/S UNTRACED_OPS/S \
+	ACK_MS LOST
 for profile in $profiles; do
-	for cfg in none quiet json; do
+	for cfg in $window_configs; do
 		sel() { awk -v p="$profile" -v c="$cfg" -v f="$1" '$1 == p && $2 == c { print $f }' "$windows"; }
 		# shellcheck disable=SC2059,SC2046
-		ratios=$(awk -v p="$profile" -v c="$cfg" '$1 == p && $2 == c && $3 > 0 && $4 > 0 {
-			printf "%.6f\n", $3 / $4 }' "$windows" | sort -n)
-		printf "$fmt" "$profile" "$cfg" "$(sel 3 | wc -l)" \
-			$(awk -f tools/median-ci.awk <<< "$ratios" |
-				awk '{ printf "%.4f %.4f-%.4f %.4f-%.4f\n", $1, $2, $3, $4, $5 }') \
-			$(awk '{ l = log($1); s += l; ss += l * l; n++ } END {
-				m = s / n; h = n > 1 ? 1.96 * sqrt((ss - n * m * m) / (n - 1) / n) : 0
-				printf "%.4f %.4f-%.4f\n", exp(m), exp(m - h), exp(m + h) }' <<< "$ratios") \
-			"$(sel 3 | median)" "$(sel 4 | median)" "$(sel 5 | median)" \
-			"$(awk -v p="$profile" -v c="$cfg" '$1 == p && $2 == c { print $3 }' "$work/windows-lost")"
+		printf "$fmt" "$profile" "$cfg" "$(sel 4 | wc -l)" \
+			$(sel 4 | sort -n | awk '{ l = log($1); s += l; ss += l * l; v[++n] = $1 } END {
+				m = s / n; sd = n > 1 ? sqrt((ss - n * m * m) / (n - 1)) : 0
+				# Student t quantile (97.5%, n - 1 degrees of freedom), Cornish-Fisher
+				z = 1.96; d = n > 1 ? n - 1 : 1
+				t = z + (z^3 + z) / (4 * d) + (5 * z^5 + 16 * z^3 + 3 * z) / (96 * d^2)
+				h = t * sd / sqrt(n)
+				printf "%.4f %.4f-%.4f %.2f %.4f-%.4f\n", exp(m), exp(m - h), exp(m + h),
+					100 * sd, v[1], v[n] }') \
+			"$(sel 5 | median)" "$(sel 6 | median)" "$(sel 7 | median)" \
+			"$(sel 8 | awk '$1 != "-" { s += $1; n++ } END { print n ? s : "-" }')"
 	done
 done
-echo "RATIO: median over pairs of the traced window's ops/s over the untraced one's (none: two"
-echo "untraced windows, the method's own bias); RATIO_CI95 its 95% confidence interval (binomial"
-echo "order statistics, any distribution). GEOMEAN: the ratios' geometric mean, GEOMEAN_CI95 from"
-echo "the normal approximation of their logarithms' mean (tighter for as many pairs). ACK_MS:"
-echo "median time from the signal to the tracer's acknowledgement."
+echo "RATIO: geometric mean over runs of each run's ratio (the geometric mean of its pairs' traced"
+echo "ops/s over untraced ops/s); RATIO_CI95 from the runs' spread (Student t); RUN_SD% that spread,"
+echo "RUN_MIN-MAX the lowest and highest run. none: no tracer, both windows untraced (what the method"
+echo "itself does: its spread is the runs' own noise). OPS/S and ACK_MS (signal to the tracer's"
+echo "acknowledgement): medians over runs; LOST: events lost, all runs."
