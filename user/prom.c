@@ -214,6 +214,9 @@ void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *i
 	       "Violations counted but not streamed because the ring buffer was full.");
 	fprintf(f, "stablepage_events_lost_total %llu\n",
 		(unsigned long long)s->totals.events_lost);
+	header(f, "stablepage_paused_seconds_total", "counter",
+	       "Seconds tracing was paused (SIGUSR1): nothing was seen or counted then.");
+	fprintf(f, "stablepage_paused_seconds_total %.3f\n", s->paused_s);
 
 	histograms(f, s, SPT_HIST_WRITEBACK, 0, SPT_KIND_MAX - 1, false,
 		   "stablepage_writeback_duration_seconds",

@@ -207,7 +207,30 @@ static void test_summary_json(void)
 	CHECK(strstr(out, "\"violations\":{\"mmap\":2,\"write\":2,\"other\":0}") != NULL);
 	CHECK(strstr(out, "\"comm\":\"a\\\"b\"") != NULL);
 	CHECK(strstr(out, "\"pid\":8") == NULL); /* --top 1 */
+	CHECK(strstr(out, "\"duration_s\":1.500,\"paused_s\":0.000,") != NULL);
 	CHECK(out[strlen(out) - 1] == '\n');
+	free(out);
+}
+
+static void summary_text(FILE *f, const void *arg)
+{
+	print_summary_text(f, arg, 5);
+}
+
+/* A paused run: the time traced is said, and shares of it are over it. */
+static void test_summary_text_paused(void)
+{
+	struct proc_row proc = { .pid = 7, .s = { .would_stall_ns = 500000000, .comm = "db" } };
+	struct spt_summary s = { .duration_s = 10, .paused_s = 8, .procs = &proc, .nprocs = 1 };
+	char *out = capture(summary_text, &s);
+
+	CHECK(strstr(out, "\nTraced 2.0 s (8.0 s paused of 10.0 s). Violations: 0 ") != NULL);
+	CHECK(strstr(out, "for 0.500 thread-s over 2.0 s: 25.0%\n") != NULL);
+	free(out);
+	s.paused_s = 0;
+	out = capture(summary_text, &s);
+	CHECK(strstr(out, "\nTraced 10.0 s. Violations: 0 ") != NULL);
+	CHECK(strstr(out, "for 0.500 thread-s over 10.0 s: 5.0%\n") != NULL);
 	free(out);
 }
 
@@ -282,7 +305,7 @@ static void test_prom_format(void)
 	struct proc_row procs[3] = {};
 	struct hist_row hists[3] = {};
 	struct spt_summary s = { .devs = &dev, .ndevs = 1, .procs = procs, .nprocs = 3,
-				 .hists = hists, .nhists = 3 };
+				 .hists = hists, .nhists = 3, .paused_s = 1.5 };
 	char *out;
 
 	strcpy(dev.s.fstype, "ext4");
@@ -317,6 +340,7 @@ static void test_prom_format(void)
 	CHECK(sample(out, "stablepage_violations_total{device=\"loop0\",fstype=\"ext4\",kind=\"mmap\"}") == 5);
 	CHECK(sample(out, "stablepage_stable_waits_total{device=\"loop0\"}") == 2);
 	CHECK(sample(out, "stablepage_other_waits_total{device=\"loop0\"}") == 9);
+	CHECK(sample(out, "stablepage_paused_seconds_total") == 1.5);
 	CHECK(sample(out, "stablepage_build_info{version=\"1.2\",attach_mode=\"tracepoint\",kernel=\"6.1.0\"}") == 1);
 	/* Buckets are cumulative; le=16us ends slot 3; +Inf == _count. */
 	CHECK(sample(out, "stablepage_stable_wait_seconds_bucket{device=\"loop0\",le=\"8e-06\"}") == 0);
@@ -420,6 +444,7 @@ int main(void)
 	test_prom_escape();
 	test_log2_hist();
 	test_prom_format();
+	test_summary_text_paused();
 	test_hold_tracker();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
