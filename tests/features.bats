@@ -29,7 +29,7 @@ row() {
 		assert_output --partial "attach mode (auto): fentry where the function is in the kernel's BTF"
 		assert_output --partial "  writeback end (fentry): folio_end_writeback"$'\n'
 		assert_output --partial "  writeback start (fentry): __folio_start_writeback"$'\n'
-		assert_output --partial "  wait timing (fentry+fexit): folio_wait_stable folio_wait_writeback"$'\n'
+		assert_output --partial "  wait timing (fentry+fexit): folio_wait_writeback"$'\n'
 		# The filesystems loaded here have their handlers hooked.
 		assert_output --regexp "  mmap violations \(fentry\+fexit page_mkwrite\): filemap_page_mkwrite block_page_mkwrite iomap_page_mkwrite .*ext4_page_mkwrite [^(]"
 	else

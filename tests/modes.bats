@@ -17,7 +17,7 @@ fentry_loads() {
 	run "$SPT" -q -d 0.3
 	assert_success
 	if fentry_loads; then
-		assert_output --regexp "Attach mode: fentry \(mmap violations where page_mkwrite returns \(filemap_page_mkwrite, block_page_mkwrite, iomap_page_mkwrite, [^)]*ext4_page_mkwrite[^)]*; other handlers: tracepoint\), write violations and wait counts from tracepoints, waits timed by folio_wait_stable/folio_wait_writeback, writeback start/end per folio\)"
+		assert_output --regexp "Attach mode: fentry \(mmap violations where page_mkwrite returns \(filemap_page_mkwrite, block_page_mkwrite, iomap_page_mkwrite, [^)]*ext4_page_mkwrite[^)]*; other handlers: tracepoint\), write violations and wait counts from tracepoints, waits timed by folio_wait_writeback, writeback start/end per folio\)"
 		run "$SPT" --attach-mode fentry -q -d 0.3
 		assert_success
 	else

@@ -12,7 +12,8 @@ top=$PWD
 tools/install-deps.sh qemu-system-x86 busybox-static cpio kmod
 
 cache=$top/.cache/vm
-kpkg=$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: \(linux-image-.*-amd64\)$/\1/p' | head -1)
+# VMTEST_KPKG: another 6.1 package (without -unsigned), e.g. linux-image-6.1.0-47-amd64
+kpkg=${VMTEST_KPKG:-$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: \(linux-image-.*-amd64\)$/\1/p' | head -1)}
 kver=${kpkg#linux-image-}
 mkdir -p "$cache"
 if [ ! -f "$cache/root/boot/vmlinuz-$kver" ]; then

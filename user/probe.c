@@ -33,8 +33,6 @@ const struct spt_tracepoint spt_tracepoints[SPT_NTRACEPOINTS] = {
 const struct spt_fentry_point spt_fentry_points[SPT_NFENTRY] = {
 	{"fentry_folio_end_writeback", "folio_end_writeback", SPT_FENTRY_WB_END},
 	{"fentry_folio_start_writeback", "__folio_start_writeback", SPT_FENTRY_WB_START},
-	{"fentry_folio_wait_stable", "folio_wait_stable", SPT_FENTRY_WAIT},
-	{"fexit_folio_wait_stable", "folio_wait_stable", SPT_FENTRY_WAIT},
 	{"fentry_folio_wait_writeback", "folio_wait_writeback", SPT_FENTRY_WAIT},
 	{"fexit_folio_wait_writeback", "folio_wait_writeback", SPT_FENTRY_WAIT},
 #define MKWRITE(fn) {"fentry_" #fn, #fn, SPT_FENTRY_MKWRITE}, {"fexit_" #fn, #fn, SPT_FENTRY_MKWRITE}

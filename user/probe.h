@@ -43,7 +43,7 @@ struct spt_fentry_point {
 	const char *prog, *func;
 	enum spt_fentry_role role;
 };
-#define SPT_NFENTRY 18
+#define SPT_NFENTRY 16
 /* Where the two that other parts depend on sit in spt_fentry_points. */
 #define SPT_FENTRY_END_WRITEBACK 0   /* fentry_folio_end_writeback */
 #define SPT_FENTRY_START_WRITEBACK 1 /* fentry_folio_start_writeback */

@@ -602,7 +602,7 @@ static const char *choose_attach_mode(char *why, size_t len, bool fentry_use[SPT
 	snprintf(why, len,
 		 "mmap violations where page_mkwrite returns (%s; other handlers: tracepoint), "
 		 "write violations and wait counts from tracepoints, waits timed by "
-		 "folio_wait_stable/folio_wait_writeback, writeback start/end per folio",
+		 "folio_wait_writeback, writeback start/end per folio",
 		 n ? handlers : "no handler found");
 	return "fentry";
 }
