@@ -68,13 +68,17 @@ const volatile bool time_wait_calls = false;
 bool switch_attached = false;
 __u32 switch_wanted = 0;
 /*
- * Pausing (SIGUSR1) detaches every program, and the tool increments this
- * while they are detached. What spans the pause (a violation waiting
+ * Pausing (SIGUSR1) detaches the tracepoint programs and sets
+ * tracing_paused, which the fentry/fexit programs (fentry mode) return at:
+ * their trampolines stay, as attaching them again on a function writers
+ * are running hung the 6.1 test guest (see docs/semantics.md). The tool
+ * increments pause_epoch while paused. What spans the pause (a violation waiting
  * for its I/O, a wait being timed, a page_mkwrite call, a writeback start)
  * may have had its end pass unseen, so each such entry records the epoch it
  * began in, and whoever meets one from an earlier epoch drops it, untimed.
  */
 __u32 pause_epoch = 0;
+bool tracing_paused = false;
 /* enforce (BPF): enum spt_hold_action for writers in scope (the task
  * filters); the folios under writeback are indexed by file offset for the
  * write() check (fentry mode: __folio_start_writeback). */
@@ -1534,9 +1538,13 @@ int BPF_PROG(tp_block_rq_complete, struct request *rq)
 SEC("fentry/folio_end_writeback")
 int BPF_PROG(fentry_folio_end_writeback, struct folio *folio)
 {
-	__u64 key = (__u64)folio, now = bpf_ktime_get_ns();
-	struct writeback_start *ws = bpf_map_lookup_elem(&writeback_started, &key);
+	__u64 key = (__u64)folio, now;
+	struct writeback_start *ws;
 
+	if (tracing_paused)
+		return 0;
+	now = bpf_ktime_get_ns();
+	ws = bpf_map_lookup_elem(&writeback_started, &key);
 	if (ws) {
 		struct writeback_start done = *ws;
 		struct spt_totals *t;
@@ -1564,7 +1572,7 @@ int BPF_PROG(fentry_folio_end_writeback, struct folio *folio)
 SEC("fentry/__folio_start_writeback")
 int BPF_PROG(fentry_folio_start_writeback, struct folio *folio)
 {
-	return handle_writeback_start(folio);
+	return tracing_paused ? 0 : handle_writeback_start(folio);
 }
 
 /*
@@ -1577,13 +1585,13 @@ int BPF_PROG(fentry_folio_start_writeback, struct folio *folio)
 SEC("fentry/folio_wait_writeback")
 int BPF_PROG(fentry_folio_wait_writeback, struct folio *folio)
 {
-	return handle_wait_call(folio);
+	return tracing_paused ? 0 : handle_wait_call(folio);
 }
 
 SEC("fexit/folio_wait_writeback")
 int BPF_PROG(fexit_folio_wait_writeback, struct folio *folio)
 {
-	return handle_wait_return(folio);
+	return tracing_paused ? 0 : handle_wait_return(folio);
 }
 
 /* enforce (BPF): write() held before its copy. The loader loads one of the
@@ -1610,13 +1618,15 @@ int BPF_PROG(fmod_file_permission, struct file *file, int mask, int ret)
 	SEC("fentry/" #fn)                                                             \
 	int fentry_##fn(void *ctx)                                                     \
 	{                                                                              \
-		return handle_mkwrite_entry();                                         \
+		return tracing_paused ? 0 : handle_mkwrite_entry();                    \
 	}                                                                              \
 	SEC("fexit/" #fn)                                                              \
 	int fexit_##fn(__u64 *ctx)                                                     \
 	{                                                                              \
 		__u64 ret = 0;                                                         \
                                                                                        \
+		if (tracing_paused)                                                    \
+			return 0;                                                      \
 		bpf_get_func_ret(ctx, &ret);                                           \
 		return handle_mkwrite_return((struct vm_fault *)ctx[vmf_arg],          \
 					     errno_ret ? (int)ret == 0 : vm_fault_ok(ret)); \

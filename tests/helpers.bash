@@ -121,6 +121,11 @@ assert_waits_accounted() {
 	[ "$((timed + untimed + pending))" -eq "$waits" ]
 }
 
+# fentry_loads: trampolines load here (the 6.1 guest; not this host).
+fentry_loads() {
+	"$SPT" features | grep -q '^  fentry folio_end_writeback .* yes$'
+}
+
 # attached_programs: the names of our programs that have a link now, sorted.
 attached_programs() {
 	local ids

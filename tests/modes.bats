@@ -9,10 +9,6 @@ teardown() {
 	spt_teardown
 }
 
-fentry_loads() {
-	"$SPT" features | grep -q '^  fentry folio_end_writeback .* yes$'
-}
-
 @test "--attach-mode auto says which mode and why; fentry where it loads, else forcing it fails in one line" {
 	run "$SPT" -q -d 0.3
 	assert_success

@@ -13,7 +13,7 @@
 #            plain tracing (quiet) made in the same run
 # Prints medians and ratios to "none" from this one run. Asserts no timing.
 # Then, per profile, quiet and json again in alternating windows of short
-# workload runs: the tracer paused (SIGUSR1, every program detached) and let
+# workload runs: the tracer paused (SIGUSR1, tracepoint programs detached) and let
 # go on (SIGUSR2) by tools/pausebench.c, a traced and an untraced window side
 # by side in each pair, which resolves a small cost far sooner than whole
 # runs; "none" there is the control, no tracer and both windows untraced.

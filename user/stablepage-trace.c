@@ -86,8 +86,9 @@ static const char doc[] =
 	"reports (-i) and the Prometheus file are cumulative since the start; "
 	"nothing resets.\n"
 	"\n"
-	"SIGUSR1 pauses tracing: every program is detached, so nothing is seen and the traced "
-	"workload pays nothing; SIGUSR2 attaches them again. Each is acknowledged on stderr. A "
+	"SIGUSR1 pauses tracing: the tracepoint programs are detached (fentry mode's fentry/fexit "
+	"programs stay attached and return at once), so nothing is seen and the traced workload "
+	"pays (almost) nothing; SIGUSR2 attaches them again. Each is acknowledged on stderr. A "
 	"violation or wait that spans a pause is counted, untimed (its end may have passed unseen); "
 	"the summary says how long tracing was paused (paused_s). enforce does not pause.\n"
 	"\n"
@@ -684,33 +685,59 @@ static void attach_switch(struct stablepage_bpf *skel)
 /* Nobody stays stopped: called once the programs are detached. The
  * guardian's last sweep resumes whoever the holds table still names. */
 /*
- * Pausing detaches every program, so the traced workload pays nothing
- * (make bench compares alternating windows this way), and going on
+ * Pausing detaches the tracepoint programs, so the traced workload pays
+ * nothing (make bench compares alternating windows this way), and going on
  * attaches them again; what spanned the pause is dropped, untimed (see
- * pause_epoch). Each is acknowledged by a line on stderr once done.
+ * pause_epoch). fentry/fexit programs stay attached and return at once
+ * (tracing_paused): attaching a trampoline again on a function writers run
+ * hung the 6.1 test guest. Each is acknowledged by a line on stderr.
  */
+static bool is_trampoline(const struct bpf_program *prog)
+{
+	enum bpf_attach_type type = bpf_program__expected_attach_type(prog);
+
+	return type == BPF_TRACE_FENTRY || type == BPF_TRACE_FEXIT;
+}
+
 static int set_paused(struct stablepage_bpf *skel, bool pause)
 {
+	const struct bpf_object_skeleton *s = skel->skeleton;
 	double now = clock_s(CLOCK_MONOTONIC);
-	int err;
+	int i, err = 0;
 
 	if (pause) {
-		stablepage_bpf__detach(skel);
+		skel->bss->tracing_paused = true;
+		for (i = 0; i < s->prog_cnt; i++) {
+			struct bpf_link **link = s->progs[i].link;
+
+			if (*link && !is_trampoline(*s->progs[i].prog)) {
+				bpf_link__destroy(*link);
+				*link = NULL;
+			}
+		}
 		skel->bss->pause_epoch++;
 		paused.since = now;
 		fprintf(stderr, "Tracing paused (SIGUSR2 goes on).\n");
 	} else {
-		err = stablepage_bpf__attach(skel);
-		/* sched_switch, if a writer's wait attached it after the start */
-		if (!err && skel->bss->switch_attached && !skel->links.tp_sched_switch) {
-			skel->links.tp_sched_switch = bpf_program__attach(skel->progs.tp_sched_switch);
-			err = skel->links.tp_sched_switch ? 0 : -errno;
+		/* What was attached at the start, and sched_switch if a
+		 * writer's wait attached it after the start. */
+		for (i = 0; i < s->prog_cnt && !err; i++) {
+			struct bpf_program *prog = *s->progs[i].prog;
+			struct bpf_link **link = s->progs[i].link;
+			bool wanted = bpf_program__autoattach(prog) ||
+				      (prog == skel->progs.tp_sched_switch && skel->bss->switch_attached);
+
+			if (*link || !bpf_program__autoload(prog) || !wanted)
+				continue;
+			*link = bpf_program__attach(prog);
+			err = *link ? 0 : -errno;
 		}
 		if (err) {
 			fprintf(stderr, "stablepage-trace: cannot attach the programs again after the "
 					"pause: %s\n", strerror(-err));
 			return err;
 		}
+		skel->bss->tracing_paused = false;
 		paused.total += now - paused.since;
 		fprintf(stderr, "Tracing goes on.\n");
 	}
