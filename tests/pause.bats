@@ -23,6 +23,32 @@ resume_tracer() {
 	wait_for_line "^Tracing goes on" "$resumes"
 }
 
+# pause_and_go_on N [CMD...]: N pauses of 50 ms, 100 ms traced after each;
+# CMD, if given, must succeed during every pause.
+pause_and_go_on() {
+	local n=$1
+	shift
+	for _ in $(seq "$n"); do
+		pause_tracer
+		if [ $# -gt 0 ]; then
+			"$@" || return 1
+		fi
+		sleep 0.05
+		resume_tracer
+		sleep 0.1
+	done
+}
+
+# attached_trampolines: our fentry/fexit programs with a link now.
+attached_trampolines() {
+	attached_programs | grep -E '^(fentry|fexit)_'
+}
+
+# trampolines_unchanged: the same as the calling test's $trampolines.
+trampolines_unchanged() {
+	[ "$(attached_trampolines)" = "$trampolines" ]
+}
+
 # wait_for_line REGEX N: until REGEX matches N lines of the tracer's stderr.
 wait_for_line() {
 	for _ in $(seq 200); do
@@ -42,7 +68,7 @@ wait_for_line() {
 	[ -n "$attached" ]
 	pause_tracer
 	[ -z "$(attached_programs | grep -Ev '^(fentry|fexit)_')" ]
-	[ "$(attached_programs | grep -E '^(fentry|fexit)_')" = "$(grep -E '^(fentry|fexit)_' <<< "$attached")" ]
+	[ "$(attached_trampolines)" = "$(grep -E '^(fentry|fexit)_' <<< "$attached")" ]
 	"$WAC" -p C -d 2 "$MNT/f" > /dev/null
 	resume_tracer
 	[ "$(attached_programs)" = "$attached" ]
@@ -62,12 +88,7 @@ wait_for_line() {
 	"$WAC" -p C -d 6 "$MNT/f" > /dev/null &
 	local wac=$!
 	sleep 0.5
-	for _ in $(seq 20); do
-		pause_tracer
-		sleep 0.05
-		resume_tracer
-		sleep 0.1
-	done
+	pause_and_go_on 20
 	wait "$wac"
 	stop_tracer
 	echo "$(summary -c '{paused_s, violations_total, would_stall_untimed, would_stall_pending, wait_untimed, waits_pending}')"
@@ -91,18 +112,12 @@ wait_for_line() {
 	make_fs ext4
 	start_tracer --attach-mode fentry --json -q --dev "$LOOP"
 	local trampolines
-	trampolines=$(attached_programs | grep -E '^(fentry|fexit)_')
+	trampolines=$(attached_trampolines)
 	grep -qx fexit_ext4_page_mkwrite <<< "$trampolines"
 	"$WAC" -p B -t 4 -d 10 "$MNT/f" > /dev/null &
 	local wac=$!
 	sleep 0.5
-	for _ in $(seq 20); do
-		pause_tracer
-		[ "$(attached_programs | grep -E '^(fentry|fexit)_')" = "$trampolines" ]
-		sleep 0.05
-		resume_tracer
-		sleep 0.1
-	done
+	pause_and_go_on 20 trampolines_unchanged
 	wait "$wac"
 	stop_tracer
 	summary -e '.violations.mmap > 0 and .paused_s > 0'

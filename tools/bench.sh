@@ -149,6 +149,18 @@ stall_pct() {
 		'[.top_processes[].'"$1"'] | add // 0 | . / 1e7 / $t | . * 10 | round / 10'
 }
 
+# rotation OFFSET WORD...: the words, one a line, starting at the
+# OFFSET-th (modulo their count): successive runs rotate the configurations
+# so that none always runs first or last.
+rotation() {
+	local offset=$1 k
+	shift
+	for k in $(seq 0 $(($# - 1))); do
+		local idx=$(((k + offset) % $# + 1))
+		echo "${!idx}"
+	done
+}
+
 # What run-time accounting itself adds to every run (two clock reads and
 # the counters): the run time of an empty program, bpftrace's on
 # sched_switch, under profile A. NET%CPU subtracts it from each of our runs.
@@ -175,12 +187,8 @@ for rep in $(seq "$reps"); do
 	stats_on=$((rep % stats_every == 0))
 	sysctl -qw kernel.bpf_stats_enabled=$stats_on
 	for profile in $profiles; do
-		# Rotate the order so that no configuration always runs first or last.
-		set -- $configs
-		n=$#
-		for k in $(seq 0 $((n - 1))); do
-			idx=$(((k + i) % n + 1))
-			cfg=${!idx}
+		# shellcheck disable=SC2086
+		for cfg in $(rotation "$i" $configs); do
 			rm -f "$mnt/f"
 			sync
 			attach_ms=- tracer=
@@ -295,11 +303,8 @@ window_configs=$(for c in $window_configs; do [[ $c =~ ^(none|quiet|json)$ ]] &&
 i=0
 for run in $(seq "$window_runs"); do
 	for profile in $profiles; do
-		set -- $window_configs
-		n=$#
-		for k in $(seq 0 $((n - 1))); do
-			idx=$(((k + i) % n + 1))
-			cfg=${!idx}
+		# shellcheck disable=SC2086
+		for cfg in $(rotation "$i" $window_configs); do
 			case $cfg in
 			none) args=(-D) ;;
 			quiet) args=(-o "$shm/out" -- "$spt" -q --json --dev "$loop") ;;
