@@ -29,12 +29,15 @@ UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o
 
 .PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest
 all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/switchcost $(OUTPUT)/pausebench \
-	$(OUTPUT)/progcost
+	$(OUTPUT)/progcost $(OUTPUT)/emptyprogs.bpf.o
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
+# The tracer's BPF objects in bpf/, the benchmark's (loaded by progcost) in tools/.
+vpath %.bpf.c bpf tools
+
+$(OUTPUT)/%.bpf.o: %.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MF $(@:.o=.d) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@

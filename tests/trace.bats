@@ -170,13 +170,16 @@ sched_switch_attached() {
 }
 
 @test "make bench's harness completes: whole runs and alternating windows, a few of each" {
-	run env BENCH_REPS=1 BENCH_SECS=1 BENCH_WINDOW_RUNS=2 BENCH_PAIRS=2 BENCH_CONFIGS="quiet json" \
-		BENCH_PROFILES=A "$ROOT/tools/bench.sh" "$BUILD"
+	run env BENCH_REPS=1 BENCH_SECS=1 BENCH_WINDOW_RUNS=2 BENCH_PAIRS=2 \
+		BENCH_CONFIGS="quiet json empty" BENCH_EMPTY_COPIES=2 BENCH_PROFILES=A \
+		"$ROOT/tools/bench.sh" "$BUILD"
 	assert_success
 	assert_output --regexp $'\nA +quiet +[0-9]+ '
 	assert_output --regexp $'\nA +none +2 +[0-9.]+ '
 	assert_output --regexp $'\nA +quiet +2 +[0-9.]+ .* 0\n'
 	assert_output --regexp $'\nA +json +2 +[0-9.]+ .* 0\n'
+	assert_output --regexp $'\nA +empty +2 +[0-9.]+ .* -\n'
+	assert_output --regexp $'\n  A ratio [0-9.]+ \\(the geometric mean to the power 1/2\\)'
 	run "$BUILD/pausebench" -c /nonexistent -n 1 -- true
 	[ "$status" -eq 1 ]
 	assert_output "pausebench: /nonexistent: No such file or directory"

@@ -17,6 +17,9 @@
 # go on (SIGUSR2) by tools/pausebench.c, a traced and an untraced window side
 # by side in each pair, which resolves a small cost far sooner than whole
 # runs; "none" there is the control, no tracer and both windows untraced.
+# BENCH_CONFIGS=empty adds windows with BENCH_EMPTY_COPIES (8) copies of
+# empty programs on the tracer's tracepoints (tools/emptyprogs.bpf.c, by
+# progcost -p): the floor, what attaching costs before any program body.
 # Environment: BENCH_REPS (default 5), BENCH_SECS (default 3), BENCH_THREADS (4),
 # BENCH_CONFIGS (default: all; "none" is always run), BENCH_PROFILES ("A B"),
 # BENCH_STATS_EVERY (2: every 2nd repetition runs with bpf_stats for the BPF
@@ -55,6 +58,7 @@ mount "$loop" "$mnt"
 
 configs="none ${BENCH_CONFIGS:-quiet json enforce bpftrace}"
 configs=${configs/ bpftrace/}
+configs=${configs/ empty/} # windows only
 have_bpftrace=
 if command -v bpftrace > /dev/null; then
 	have_bpftrace=1
@@ -299,7 +303,9 @@ sysctl -qw kernel.bpf_stats_enabled=0
 windows=$work/windows
 : > "$windows"
 window_configs="none ${BENCH_CONFIGS:-quiet json}"
-window_configs=$(for c in $window_configs; do [[ $c =~ ^(none|quiet|json)$ ]] && echo "$c"; done)
+window_configs=$(for c in $window_configs; do [[ $c =~ ^(none|quiet|json|empty)$ ]] && echo "$c"; done)
+empty_progs=()
+for _ in $(seq "${BENCH_EMPTY_COPIES:-8}"); do empty_progs+=("$build/emptyprogs.bpf.o"); done
 i=0
 for run in $(seq "$window_runs"); do
 	for profile in $profiles; do
@@ -309,6 +315,7 @@ for run in $(seq "$window_runs"); do
 			none) args=(-D) ;;
 			quiet) args=(-o "$shm/out" -- "$spt" -q --json --dev "$loop") ;;
 			json) args=(-o "$shm/out" -- "$spt" --json --dev "$loop") ;;
+			empty) args=(-o "$shm/out" -- "$build/progcost" -p "${empty_progs[@]}") ;;
 			esac
 			rm -f "$mnt/f" "$shm/counters" "$shm/out"
 			sync
@@ -323,7 +330,7 @@ for run in $(seq "$window_runs"); do
 			wait "$wac_pid"
 			wac_pid=
 			lost=-
-			[ "$cfg" != none ] && lost=$(tail -n1 "$shm/out" | jq .events_lost)
+			[[ $cfg =~ ^(quiet|json)$ ]] && lost=$(tail -n1 "$shm/out" | jq .events_lost)
 			ack=$(awk '{ print $3 }' "$shm/pairs" | median)
 			awk -v p="$profile" -v c="$cfg" -v r="$run" -v ack="$ack" -v lost="$lost" '
 				$1 > 0 && $2 > 0 { l += log($1 / $2); t += $1; u += $2; n++ } END {
@@ -366,3 +373,12 @@ echo "ops/s over untraced ops/s); RATIO_CI95 from the runs' spread (Student t); 
 echo "RUN_MIN-MAX the lowest and highest run. none: no tracer, both windows untraced (what the method"
 echo "itself does: its spread is the runs' own noise). OPS/S and ACK_MS (signal to the tracer's"
 echo "acknowledgement): medians over runs; LOST: events lost, all runs."
+if grep -qx empty <<< "$window_configs"; then
+	copies=${#empty_progs[@]}
+	echo "empty: $copies copies of an empty program on each of the tracer's tracepoints; per copy:"
+	for profile in $profiles; do
+		awk -v p="$profile" -v k="$copies" '$1 == p && $2 == "empty" { s += log($4); n++ } END {
+			if (n) printf "  %s ratio %.4f (the geometric mean to the power 1/%d)\n", p,
+				exp(s / n / k), k }' "$windows"
+	done
+fi

@@ -10,8 +10,16 @@
  *
  * The builds run one after the other on each event, and the first takes the
  * cache misses on the event's data: tools/bench-progs.sh runs every order.
+ *
+ * -p: pausable, for tools/pausebench.c (make bench's "empty" windows): says
+ * "Tracing ..." on stderr once attached, detaches every program on SIGUSR1
+ * ("Tracing paused") and attaches them again on SIGUSR2 ("Tracing goes
+ * on"), and reports on SIGINT or SIGTERM instead of at the end of stdin.
+ * An object may be given several times: each copy is one more program on
+ * each event.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +29,21 @@
 #include <bpf/libbpf.h>
 
 #define MAX_OBJS 8
+#define MAX_LINKS (MAX_OBJS * 8)
+
+static struct bpf_object *objs[MAX_OBJS];
+static const char *paths[MAX_OBJS];
+static struct bpf_link *links[MAX_LINKS];
+static int nobjs, nlinks;
+static volatile sig_atomic_t pause_wanted, exiting;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR1 || sig == SIGUSR2)
+		pause_wanted = sig == SIGUSR1;
+	else
+		exiting = 1;
+}
 
 static int print_warnings(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -69,27 +92,95 @@ static bool measured(const struct bpf_program *prog)
 	       strcmp(bpf_program__name(prog), "tp_sched_switch");
 }
 
+/* In the order given; false (and a message) if one fails. */
+static bool attach_all(void)
+{
+	struct bpf_program *prog;
+
+	for (int i = 0; i < nobjs; i++)
+		bpf_object__for_each_program(prog, objs[i]) {
+			if (!bpf_program__autoload(prog))
+				continue;
+			if (nlinks == MAX_LINKS) {
+				fprintf(stderr, "progcost: more than %d programs\n", MAX_LINKS);
+				return false;
+			}
+			links[nlinks] = bpf_program__attach(prog);
+			if (!links[nlinks]) {
+				fprintf(stderr, "progcost: %s: attach %s: %s\n", paths[i],
+					bpf_program__name(prog), strerror(errno));
+				return false;
+			}
+			nlinks++;
+		}
+	return true;
+}
+
+static void detach_all(void)
+{
+	while (nlinks)
+		bpf_link__destroy(links[--nlinks]);
+}
+
+/* -p: attached or not as the signals last asked, until SIGINT or SIGTERM. */
+static int serve_pauses(void)
+{
+	bool paused = false;
+	sigset_t mask, old;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGUSR2);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	fprintf(stderr, "Tracing with %d programs (progcost).\n", nlinks);
+	while (!exiting) {
+		if (pause_wanted != paused) {
+			paused = pause_wanted;
+			if (paused) {
+				detach_all();
+			} else if (!attach_all()) {
+				detach_all();
+				return 1;
+			}
+			fprintf(stderr, paused ? "Tracing paused.\n" : "Tracing goes on.\n");
+			continue;
+		}
+		sigsuspend(&old);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct bpf_object *objs[MAX_OBJS];
+	struct sigaction sa = { .sa_handler = on_signal };
 	struct bpf_program *prog;
-	int n = argc - 1, err;
+	bool pausable = false;
+	int err, ch;
 	char buf[64];
 
-	if (n < 1 || n > MAX_OBJS) {
-		fprintf(stderr, "usage: progcost OBJECT.bpf.o... (at most %d)\n", MAX_OBJS);
-		return 2;
+	while ((ch = getopt(argc, argv, "p")) != -1) {
+		if (ch != 'p')
+			goto usage;
+		pausable = true;
 	}
+	nobjs = argc - optind;
+	if (nobjs < 1 || nobjs > MAX_OBJS)
+		goto usage;
 	libbpf_set_print(print_warnings);
-	for (int i = 0; i < n; i++) {
-		objs[i] = bpf_object__open_file(argv[i + 1], NULL);
+	for (int i = 0; i < nobjs; i++) {
+		paths[i] = argv[optind + i];
+		objs[i] = bpf_object__open_file(paths[i], NULL);
 		if (!objs[i]) {
-			fprintf(stderr, "progcost: %s: %s\n", argv[i + 1], strerror(errno));
+			fprintf(stderr, "progcost: %s: %s\n", paths[i], strerror(errno));
 			return 1;
 		}
+		/* The tracer's objects: aggregation only, as with -q. */
 		err = set_rodata_byte(objs[i], "stream_events", 0);
-		if (err) {
-			fprintf(stderr, "progcost: %s: no .rodata stream_events: %s\n", argv[i + 1],
+		if (err && err != -ENOENT) {
+			fprintf(stderr, "progcost: %s: stream_events: %s\n", paths[i],
 				strerror(-err));
 			return 1;
 		}
@@ -97,22 +188,26 @@ int main(int argc, char **argv)
 			bpf_program__set_autoload(prog, measured(prog));
 		err = bpf_object__load(objs[i]);
 		if (err) {
-			fprintf(stderr, "progcost: %s: load: %s\n", argv[i + 1], strerror(-err));
+			fprintf(stderr, "progcost: %s: load: %s\n", paths[i], strerror(-err));
 			return 1;
 		}
 	}
-	for (int i = 0; i < n; i++)
-		bpf_object__for_each_program(prog, objs[i])
-			if (bpf_program__autoload(prog) && !bpf_program__attach(prog)) {
-				fprintf(stderr, "progcost: %s: attach %s: %s\n", argv[i + 1],
-					bpf_program__name(prog), strerror(errno));
-				return 1;
-			}
-	printf("attached\n");
-	fflush(stdout);
-	while (read(0, buf, sizeof(buf)) > 0)
-		;
-	for (int i = 0; i < n; i++)
+	if (!attach_all())
+		return 1;
+	if (pausable) {
+		sigaction(SIGUSR1, &sa, NULL);
+		sigaction(SIGUSR2, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		if (serve_pauses())
+			return 1;
+	} else {
+		printf("attached\n");
+		fflush(stdout);
+		while (read(0, buf, sizeof(buf)) > 0)
+			;
+	}
+	for (int i = 0; i < nobjs; i++)
 		bpf_object__for_each_program(prog, objs[i]) {
 			struct bpf_prog_info info = {};
 			__u32 len = sizeof(info);
@@ -120,9 +215,12 @@ int main(int argc, char **argv)
 			if (!bpf_program__autoload(prog) ||
 			    bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 				continue;
-			printf("%s %s %llu %.1f\n", argv[i + 1], bpf_program__name(prog),
+			printf("%s %s %llu %.1f\n", paths[i], bpf_program__name(prog),
 			       (unsigned long long)info.run_cnt,
 			       info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0);
 		}
 	return 0;
+usage:
+	fprintf(stderr, "usage: progcost [-p] OBJECT.bpf.o... (at most %d)\n", MAX_OBJS);
+	return 2;
 }
