@@ -682,8 +682,6 @@ static void attach_switch(struct stablepage_bpf *skel)
 	verbose("a writer waited on writeback: sched_switch attached to time the waits\n");
 }
 
-/* Nobody stays stopped: called once the programs are detached. The
- * guardian's last sweep resumes whoever the holds table still names. */
 /*
  * Pausing detaches the tracepoint programs, so the traced workload pays
  * nothing (make bench compares alternating windows this way), and going on
@@ -745,6 +743,8 @@ static int set_paused(struct stablepage_bpf *skel, bool pause)
 	return 0;
 }
 
+/* Nobody stays stopped: called once the programs are detached. The
+ * guardian's last sweep resumes whoever the holds table still names. */
 static void release_everyone(void)
 {
 	if (!holding)
