@@ -141,9 +141,9 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__type(key, struct spt_file_key);
-	__type(value, struct spt_file_stats);
-} file_stats SEC(".maps");
+	__type(key, struct spt_writer_key);
+	__type(value, struct spt_writer_stats);
+} writer_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -468,16 +468,35 @@ static __always_inline struct inflight_violation *inflight_slot(__u64 folio)
 }
 
 /*
+ * The file, superblock and device of a page-cache folio's mapping, if the
+ * device passes the filter (writeback start: done by flushers, so no task
+ * filter) or the device and the current task do.
+ */
+struct folio_file {
+	struct inode *inode;
+	struct super_block *sb;
+	__u32 dev;
+};
+
+/* A violation, as its counters and streams see it. */
+struct violation {
+	__u64 now;      /* bpf_ktime_get_ns() */
+	__u64 pid_tgid;
+	__u32 kind;
+	__u32 generation;
+};
+
+/*
  * Remember when the folio was violated, to time it at the end of its I/O.
  * The slot's occupant is evicted, untimed: the folio itself from an earlier
  * cycle whose end was not seen (a folio is violated at most once a cycle),
  * or another folio. A slot another CPU holds at this moment leaves this
  * violation untimed.
  */
-static __always_inline void track_violation(struct spt_totals *t, struct folio *folio, __u32 dev,
-					    __u32 kind)
+static __always_inline void track_violation(struct spt_totals *t, const struct violation *v,
+					    struct folio *folio, __u32 dev)
 {
-	__u64 key = btf_ptr_addr(folio), pid_tgid, cur;
+	__u64 key = btf_ptr_addr(folio), cur;
 	struct inflight_violation *s = inflight_slot(key);
 
 	if (!s) {
@@ -494,12 +513,11 @@ static __always_inline void track_violation(struct spt_totals *t, struct folio *
 		t->would_stall_untimed++;
 	else
 		__sync_fetch_and_add(&n_inflight_violations, 1);
-	pid_tgid = bpf_get_current_pid_tgid();
-	s->ts_ns = bpf_ktime_get_ns();
-	s->tgid = pid_tgid >> 32;
-	s->tid = (__u32)pid_tgid;
+	s->ts_ns = v->now;
+	s->tgid = v->pid_tgid >> 32;
+	s->tid = (__u32)v->pid_tgid;
 	s->dev = dev;
-	s->kind = kind;
+	s->kind = v->kind;
 	s->epoch = pause_epoch;
 	/* Publish: an atomic exchange orders the stores above before it. */
 	__sync_lock_test_and_set(&s->folio, key);
@@ -545,71 +563,77 @@ static __always_inline struct spt_dev_stats *dev_stats_of(__u32 dev, struct supe
 	return bpf_map_lookup_elem(&dev_stats, &dev);
 }
 
-static __always_inline void count_violation(struct spt_totals *t, __u32 kind, __u32 dev,
-					    struct super_block *sb, struct address_space *mapping,
-					    struct inode *inode, __u32 generation)
+/*
+ * The row of the current process on the violated file. Its creation also
+ * records the device's and the process's descriptions, so that the hot path
+ * is one lookup. NULL when the table is full: the violation is then counted
+ * for its device and its process directly.
+ */
+static __always_inline struct spt_writer_stats *
+writer_row(struct spt_totals *t, const struct violation *v, struct folio_file *ff,
+	   struct address_space *mapping)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct spt_file_key fkey = { .dev = dev, .ino = inode->i_ino };
+	struct spt_writer_key key = { .dev = ff->dev, .tgid = v->pid_tgid >> 32,
+				      .ino = ff->inode->i_ino };
+	struct spt_writer_stats *w = bpf_map_lookup_elem(&writer_stats, &key);
+	struct spt_writer_stats init = { .generation = v->generation };
 	struct spt_dev_stats *ds;
 	struct spt_proc_stats *ps;
-	struct spt_file_stats *fs;
 
-	t->violations[kind]++;
-
-	ds = dev_stats_of(dev, sb, mapping);
-	if (ds)
-		__sync_fetch_and_add(&ds->violations[kind], 1);
-	else
-		t->agg_dropped++;
-
+	if (w)
+		return w;
+	ds = dev_stats_of(ff->dev, ff->sb, mapping);
 	ps = proc_stats_of_current();
+	/* NOEXIST: another CPU may have made it meanwhile */
+	bpf_map_update_elem(&writer_stats, &key, &init, BPF_NOEXIST);
+	w = bpf_map_lookup_elem(&writer_stats, &key);
+	if (w && ds && ps)
+		return w;
+	t->agg_dropped++;
+	if (w)
+		return w;
+	if (ds)
+		__sync_fetch_and_add(&ds->violations[v->kind], 1);
 	if (ps)
-		__sync_fetch_and_add(&ps->violations[kind], 1);
-	else
-		t->agg_dropped++;
+		__sync_fetch_and_add(&ps->violations[v->kind], 1);
+	return NULL;
+}
 
-	fs = bpf_map_lookup_elem(&file_stats, &fkey);
-	if (!fs) {
-		struct spt_file_stats init = { .generation = generation };
+static __always_inline void count_violation(struct spt_totals *t, const struct violation *v,
+					    struct folio_file *ff, struct address_space *mapping)
+{
+	struct spt_writer_stats *w = writer_row(t, v, ff, mapping);
 
-		bpf_map_update_elem(&file_stats, &fkey, &init, BPF_NOEXIST);
-		fs = bpf_map_lookup_elem(&file_stats, &fkey);
-	}
-	if (fs) {
-		__sync_fetch_and_add(&fs->violations[kind], 1);
-		fs->last_pid = tgid;
-	} else {
-		t->agg_dropped++;
+	t->violations[v->kind]++;
+	if (w) {
+		__sync_fetch_and_add(&w->violations[v->kind], 1);
+		w->last_ns = v->now;
 	}
 }
 
-static __always_inline void stream_violation(struct spt_totals *t, __u32 kind, __u32 dev,
-					     struct super_block *sb, struct inode *inode,
-					     __u32 generation, struct folio *folio)
+static __always_inline void stream_violation(struct spt_totals *t, const struct violation *v,
+					     struct folio_file *ff, struct folio *folio)
 {
 	struct block_device *bdev;
 	struct spt_event *e;
-	__u64 id;
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		t->events_lost++;
 		return;
 	}
-	id = bpf_get_current_pid_tgid();
-	e->ts_ns = bpf_ktime_get_ns();
+	e->ts_ns = v->now;
 	e->cgroup_id = bpf_get_current_cgroup_id();
-	e->ino = inode->i_ino;
+	e->ino = ff->inode->i_ino;
 	/* fentry mode's page_mkwrite return has the folio as a number */
 	e->index = BPF_CORE_READ(folio, index);
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->dev = dev;
-	bdev = sb->s_bdev;
+	e->pid = v->pid_tgid >> 32;
+	e->tid = (__u32)v->pid_tgid;
+	e->dev = ff->dev;
+	bdev = ff->sb->s_bdev;
 	e->bdev = bdev ? bdev->bd_dev : 0;
-	e->generation = generation;
-	e->kind = kind;
+	e->generation = v->generation;
+	e->kind = v->kind;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	/*
 	 * A wakeup per event costs an irq_work and a consumer wakeup each: it
@@ -620,17 +644,6 @@ static __always_inline void stream_violation(struct spt_totals *t, __u32 kind, _
 	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= RINGBUF_WAKEUP_BYTES ?
 				      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
-
-/*
- * The file, superblock and device of a page-cache folio's mapping, if the
- * device passes the filter (writeback start: done by flushers, so no task
- * filter) or the device and the current task do.
- */
-struct folio_file {
-	struct inode *inode;
-	struct super_block *sb;
-	__u32 dev;
-};
 
 /*
  * @mapping is a BTF pointer (every caller has one), so the chain is read by
@@ -670,13 +683,17 @@ static __always_inline void record_violation(struct spt_totals *t, struct folio 
 					     struct address_space *mapping, struct folio_file *ff,
 					     __u32 kind)
 {
-	struct inode *inode = ff->inode;
-	__u32 generation = inode->i_generation;
+	struct violation v = {
+		.now = bpf_ktime_get_ns(),
+		.pid_tgid = bpf_get_current_pid_tgid(),
+		.kind = kind,
+		.generation = ff->inode->i_generation,
+	};
 
-	count_violation(t, kind, ff->dev, ff->sb, mapping, inode, generation);
-	track_violation(t, folio, ff->dev, kind);
+	count_violation(t, &v, ff, mapping);
+	track_violation(t, &v, folio, ff->dev);
 	if (stream_events)
-		stream_violation(t, kind, ff->dev, ff->sb, inode, generation, folio);
+		stream_violation(t, &v, ff, folio);
 }
 
 /*

@@ -31,6 +31,11 @@ check_attributed() {
 	[ "$(summary ".top_processes[0].pid")" = "$WAC_PID" ]
 	[ "$(summary -r ".top_files[0].path")" = "$file" ]
 	[ "$(summary -r ".devices[] | select(.dev == \"$DEV\") | .violations.$kind")" -gt 0 ]
+	# One writer, one file, one device traced (--dev): each of the three
+	# views, folded from the kernel's per-writer rows, holds every violation.
+	run summary -r '[.violations_total, (.devices | map(.violations | add) | add),
+		.top_processes[0].total, .top_files[0].total, .top_files[0].last_pid] | @tsv'
+	assert_output "$(summary .violations_total)	$(summary .violations_total)	$(summary .violations_total)	$(summary .violations_total)	$WAC_PID"
 }
 
 # trace_profile FSTYPE PROFILE KIND: one filesystem, one profile, checks attribution.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -100,6 +101,122 @@ void sort_files(struct file_row *rows, size_t n)
 void sort_devs(struct dev_row *rows, size_t n)
 {
 	qsort(rows, n, sizeof(*rows), cmp_dev);
+}
+
+static int cmp_writer_file(const void *pa, const void *pb)
+{
+	const struct writer_row *a = pa, *b = pb;
+
+	if (a->key.dev != b->key.dev)
+		return a->key.dev < b->key.dev ? -1 : 1;
+	return a->key.ino < b->key.ino ? -1 : a->key.ino > b->key.ino;
+}
+
+static int cmp_writer_tgid(const void *pa, const void *pb)
+{
+	const struct writer_row *a = pa, *b = pb;
+
+	return a->key.tgid < b->key.tgid ? -1 : a->key.tgid > b->key.tgid;
+}
+
+static int cmp_proc_pid(const void *pa, const void *pb)
+{
+	const struct proc_row *a = pa, *b = pb;
+
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static void add_kinds(__u64 to[SPT_KIND_MAX], const __u64 from[SPT_KIND_MAX])
+{
+	for (int k = 0; k < SPT_KIND_MAX; k++)
+		to[k] += from[k];
+}
+
+static int fold_files(struct spt_summary *s, struct writer_row *rows, size_t n)
+{
+	struct file_row *files = calloc(n ? n : 1, sizeof(*files));
+	size_t nfiles = 0;
+	__u64 last_ns = 0;
+
+	if (!files)
+		return -ENOMEM;
+	qsort(rows, n, sizeof(*rows), cmp_writer_file);
+	for (size_t i = 0; i < n; i++) {
+		const struct writer_row *w = &rows[i];
+		struct file_row *f;
+
+		if (!i || cmp_writer_file(&rows[i - 1], w)) {
+			f = &files[nfiles++];
+			f->key.dev = w->key.dev;
+			f->key.ino = w->key.ino;
+			f->s.generation = w->s.generation;
+			last_ns = 0;
+		}
+		f = &files[nfiles - 1];
+		add_kinds(f->s.violations, w->s.violations);
+		if (w->s.last_ns >= last_ns) {
+			last_ns = w->s.last_ns;
+			f->s.last_pid = w->key.tgid;
+		}
+	}
+	free(s->files);
+	s->files = files;
+	s->nfiles = nfiles;
+	return 0;
+}
+
+static struct dev_row *dev_row_of(struct spt_summary *s, __u32 dev)
+{
+	struct dev_row *devs;
+
+	for (size_t i = 0; i < s->ndevs; i++)
+		if (s->devs[i].dev == dev)
+			return &s->devs[i];
+	devs = realloc(s->devs, (s->ndevs + 1) * sizeof(*devs));
+	if (!devs)
+		return NULL;
+	s->devs = devs;
+	memset(&devs[s->ndevs], 0, sizeof(*devs));
+	devs[s->ndevs].dev = dev;
+	return &devs[s->ndevs++];
+}
+
+/* Among the first n rows, sorted by pid, or appended. */
+static struct proc_row *proc_row_of(struct spt_summary *s, size_t n, __u32 pid)
+{
+	struct proc_row key = { .pid = pid }, *p, *procs;
+
+	p = bsearch(&key, s->procs, n, sizeof(key), cmp_proc_pid);
+	if (p)
+		return p;
+	procs = realloc(s->procs, (s->nprocs + 1) * sizeof(*procs));
+	if (!procs)
+		return NULL;
+	s->procs = procs;
+	memset(&procs[s->nprocs], 0, sizeof(*procs));
+	procs[s->nprocs].pid = pid;
+	return &procs[s->nprocs++];
+}
+
+int fold_writers(struct spt_summary *s, struct writer_row *rows, size_t n)
+{
+	size_t nprocs = s->nprocs;
+	int err = fold_files(s, rows, n);
+
+	if (err)
+		return err;
+	qsort(s->procs, nprocs, sizeof(*s->procs), cmp_proc_pid);
+	qsort(rows, n, sizeof(*rows), cmp_writer_tgid);
+	for (size_t i = 0; i < n; i++) {
+		struct dev_row *d = dev_row_of(s, rows[i].key.dev);
+		struct proc_row *p = proc_row_of(s, nprocs, rows[i].key.tgid);
+
+		if (!d || !p)
+			return -ENOMEM;
+		add_kinds(d->s.violations, rows[i].s.violations);
+		add_kinds(p->s.violations, rows[i].s.violations);
+	}
+	return 0;
 }
 
 static void json_kinds(FILE *f, const __u64 v[SPT_KIND_MAX])

@@ -29,6 +29,19 @@ struct proc_row {
 	struct spt_proc_stats s;
 };
 
+/* A file's writer rows folded together. */
+struct spt_file_key {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+
+struct spt_file_stats {
+	__u64 violations[SPT_KIND_MAX];
+	__u32 generation;
+	__u32 last_pid; /* the process of the latest violation */
+};
+
 struct file_row {
 	struct spt_file_key key;
 	struct spt_file_stats s;
@@ -74,6 +87,19 @@ void totals_sum(struct spt_totals *sum, const struct spt_totals *percpu, int ncp
 void sort_procs(struct proc_row *rows, size_t n);
 void sort_files(struct file_row *rows, size_t n);
 void sort_devs(struct dev_row *rows, size_t n);
+/* A row of the writer_stats map: one process's violations on one file. */
+struct writer_row {
+	struct spt_writer_key key;
+	struct spt_writer_stats s;
+};
+
+/*
+ * Folds the writer rows (reordered in place) into the summary: adds their
+ * violations to their devices' and processes' rows, appending a row with no
+ * description for one the kernel's tables had no room for, and makes the
+ * per-file rows (replacing s->files). 0, or -ENOMEM.
+ */
+int fold_writers(struct spt_summary *s, struct writer_row *rows, size_t n);
 /* By type, device name, kind. */
 void sort_hists(struct hist_row *rows, size_t n);
 /* What a histogram row measures, e.g. "would-stall" or "stable-wait". */

@@ -507,7 +507,9 @@ static void device_label(const struct spt_summary *s, __u32 dev, char out[SPT_DE
 static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 {
 	int ncpus = libbpf_num_possible_cpus();
+	struct writer_row *writers = NULL;
 	struct spt_totals *percpu;
+	size_t nwriters = 0;
 	__u32 zero = 0;
 	int err;
 
@@ -543,9 +545,13 @@ static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 
 	READ_ROWS(skel->maps.dev_stats, s->devs, s->ndevs, dev, s);
 	READ_ROWS(skel->maps.proc_stats, s->procs, s->nprocs, pid, s);
-	READ_ROWS(skel->maps.file_stats, s->files, s->nfiles, key, s);
+	READ_ROWS(skel->maps.writer_stats, writers, nwriters, key, s);
 	READ_ROWS(skel->maps.hists, s->hists, s->nhists, key, h);
 #undef READ_ROWS
+	err = fold_writers(s, writers, nwriters);
+	free(writers);
+	if (err)
+		return err;
 	s->would_stall_pending = skel->bss->n_inflight_violations;
 	s->waits_pending = skel->bss->n_waiting;
 	for (size_t i = 0; i < s->ndevs; i++)

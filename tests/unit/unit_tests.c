@@ -189,6 +189,53 @@ static void test_totals_and_sort(void)
 	CHECK(files[0].key.ino == 2);
 }
 
+/* Writer rows fold into files, devices and processes; a device or process
+ * the kernel had no row for gets one; one that overflowed keeps its count. */
+static void test_fold_writers(void)
+{
+	struct writer_row rows[4] = {
+		{ .key = { .dev = 1, .tgid = 10, .ino = 5 }, .s = { .violations = { 1, 2, 0 }, .last_ns = 300, .generation = 7 } },
+		{ .key = { .dev = 1, .tgid = 20, .ino = 5 }, .s = { .violations = { 0, 4, 0 }, .last_ns = 900, .generation = 7 } },
+		{ .key = { .dev = 1, .tgid = 10, .ino = 6 }, .s = { .violations = { 0, 0, 3 }, .last_ns = 100 } },
+		{ .key = { .dev = 2, .tgid = 30, .ino = 5 }, .s = { .violations = { 1, 0, 0 }, .last_ns = 50 } },
+	};
+	struct spt_summary s = {};
+	struct proc_row *p10 = NULL, *p20 = NULL, *p30 = NULL;
+	struct dev_row *d1 = NULL, *d2 = NULL;
+
+	s.devs = calloc(1, sizeof(*s.devs));
+	s.devs[0].dev = 1, s.devs[0].s.violations[SPT_KIND_WRITE] = 5; /* overflowed */
+	s.ndevs = 1;
+	s.procs = calloc(2, sizeof(*s.procs));
+	s.procs[0].pid = 20, strcpy(s.procs[0].s.comm, "b");
+	s.procs[1].pid = 10, strcpy(s.procs[1].s.comm, "a");
+	s.nprocs = 2;
+	CHECK(fold_writers(&s, rows, 4) == 0);
+
+	CHECK(s.nfiles == 3);
+	sort_files(s.files, s.nfiles);
+	CHECK(s.files[0].key.dev == 1 && s.files[0].key.ino == 5);
+	CHECK(kinds_total(s.files[0].s.violations) == 7 && s.files[0].s.violations[1] == 6);
+	CHECK(s.files[0].s.last_pid == 20 && s.files[0].s.generation == 7);
+	CHECK(s.files[1].key.ino == 6 && s.files[1].s.violations[2] == 3 && s.files[1].s.last_pid == 10);
+	CHECK(s.files[2].key.dev == 2 && s.files[2].s.last_pid == 30);
+
+	CHECK(s.ndevs == 2 && s.nprocs == 3);
+	for (size_t i = 0; i < s.ndevs; i++)
+		*(s.devs[i].dev == 1 ? &d1 : &d2) = &s.devs[i];
+	for (size_t i = 0; i < s.nprocs; i++)
+		*(s.procs[i].pid == 10 ? &p10 : s.procs[i].pid == 20 ? &p20 : &p30) = &s.procs[i];
+	CHECK(d1 && d2 && p10 && p20 && p30);
+	CHECK(d1->s.violations[0] == 1 && d1->s.violations[1] == 11 && d1->s.violations[2] == 3);
+	CHECK(kinds_total(d2->s.violations) == 1);
+	CHECK(kinds_total(p10->s.violations) == 6 && !strcmp(p10->s.comm, "a"));
+	CHECK(p20->s.violations[1] == 4 && !strcmp(p20->s.comm, "b"));
+	CHECK(p30->s.violations[0] == 1 && !p30->s.comm[0]);
+	free(s.devs);
+	free(s.procs);
+	free(s.files);
+}
+
 static void summary_json(FILE *f, const void *arg)
 {
 	print_summary_json(f, arg, 1);
@@ -440,6 +487,7 @@ int main(void)
 	test_state_line();
 	test_json();
 	test_totals_and_sort();
+	test_fold_writers();
 	test_summary_json();
 	test_prom_escape();
 	test_log2_hist();
