@@ -131,9 +131,9 @@ struct spt_proc_stats {
 };
 
 /*
- * Violations by one process on one file. One row per violation, where a row
- * per process, per file and per device took three hash lookups and three
- * shared atomics (~20% of the dirtying program on profile A, bench-progs);
+ * Violations by one process on one file: one lookup and one atomic per
+ * violation, where a row per process, per file and per device took three
+ * of each (~20% of the dirtying program on profile A, bench-progs);
  * user space folds the rows into the per-process, per-file and per-device
  * counts.
  */

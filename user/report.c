@@ -134,7 +134,7 @@ static void add_kinds(__u64 to[SPT_KIND_MAX], const __u64 from[SPT_KIND_MAX])
 
 static int fold_files(struct spt_summary *s, struct writer_row *rows, size_t n)
 {
-	struct file_row *files = calloc(n ? n : 1, sizeof(*files));
+	struct file_row *files = calloc(n ? n : 1, sizeof(*files)), *f = NULL;
 	size_t nfiles = 0;
 	__u64 last_ns = 0;
 
@@ -143,7 +143,6 @@ static int fold_files(struct spt_summary *s, struct writer_row *rows, size_t n)
 	qsort(rows, n, sizeof(*rows), cmp_writer_file);
 	for (size_t i = 0; i < n; i++) {
 		const struct writer_row *w = &rows[i];
-		struct file_row *f;
 
 		if (!i || cmp_writer_file(&rows[i - 1], w)) {
 			f = &files[nfiles++];
@@ -152,7 +151,6 @@ static int fold_files(struct spt_summary *s, struct writer_row *rows, size_t n)
 			f->s.generation = w->s.generation;
 			last_ns = 0;
 		}
-		f = &files[nfiles - 1];
 		add_kinds(f->s.violations, w->s.violations);
 		if (w->s.last_ns >= last_ns) {
 			last_ns = w->s.last_ns;
