@@ -706,13 +706,14 @@ static __always_inline void record_violation(struct spt_totals *t, struct folio 
 #define SIGKILL_X86 9
 #define SIGSTOP_X86 19
 
+/* @task: the held thread; NULL for a release. */
 static __always_inline void emit_hold_event(__u32 type, __u64 folio, __u64 ts, __u64 first_ts,
-					    __u32 kind)
+					    __u32 kind, struct task_struct *task)
 {
 	struct spt_hold_event *e = bpf_ringbuf_reserve(&hold_events, sizeof(*e), 0);
-	__u64 id = bpf_get_current_pid_tgid();
 
-	/* A lost event is bounded by --max-delay: user space resumes then. */
+	/* A lost start leaves the entry in holds: the guardian resumes the
+	 * thread at --max-delay + 0.5 s. A lost release: the tool at --max-delay. */
 	if (!e)
 		return;
 	e->ts_ns = ts;
@@ -720,33 +721,44 @@ static __always_inline void emit_hold_event(__u32 type, __u64 folio, __u64 ts, _
 	e->folio = folio;
 	e->type = type;
 	e->kind = kind;
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->pid = task ? task->tgid : 0;
+	e->tid = task ? task->pid : 0;
+	if (task)
+		bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+	else
+		e->comm[0] = 0;
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
-/* Stop the current thread until the folio's writeback ends. False when the
- * holds table is full: the write goes on and is a violation. */
+/*
+ * Stop the current thread until the folio's writeback ends. False when it
+ * cannot be (holds table full, signal not sent): the write goes on and is
+ * a violation. User space hears of the hold only once the SIGSTOP is
+ * generated (tp_signal_generate), never before: see there.
+ */
 static __always_inline bool start_hold(struct spt_totals *t, __u64 folio, __u32 kind, __u64 now)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = id;
 	struct spt_hold *old = bpf_map_lookup_elem(&holds, &tid);
-	struct spt_hold h = { .first_ts_ns = now, .folio = folio, .pid = id >> 32, .kind = kind };
+	struct spt_hold h = {
+		.first_ts_ns = now,
+		.hold_ts_ns = now,
+		.folio = folio,
+		.pid = id >> 32,
+		.kind = kind,
+		.announce = SPT_HOLD_SIGNAL_PENDING,
+	};
 	__u8 one = 1;
 
 	if (old) {
-		old->folio = folio;
 		h.first_ts_ns = old->first_ts_ns;
+		*old = h;
 	} else if (bpf_map_update_elem(&holds, &tid, &h, BPF_NOEXIST)) {
 		return false;
-	} else {
-		t->holds[kind]++;
 	}
 	if (!bpf_map_update_elem(&held_folios, &folio, &one, BPF_NOEXIST))
 		__sync_fetch_and_add(&n_held_folios, 1);
-	emit_hold_event(SPT_HOLD_START, folio, now, h.first_ts_ns, kind);
 	/*
 	 * To this thread, not the group (the stop is group-wide either way): a
 	 * SIGSTOP already pending for the group would make a group-directed
@@ -754,8 +766,19 @@ static __always_inline bool start_hold(struct spt_totals *t, __u64 folio, __u32 
 	 * leave its syscall with no signal pending, handing -ERESTARTNOINTR
 	 * (errno 513) to the application instead of being restarted. Seen in
 	 * the 6.1 guest with 4 writer threads; a thread's own queue has room.
+	 * It fails (-EBUSY) when an IRQs-off send from this CPU is still
+	 * queued: then nothing stops the thread. The folio stays in
+	 * held_folios; its release finds no holder.
 	 */
-	bpf_send_signal_thread(SIGSTOP_X86);
+	if (bpf_send_signal_thread(SIGSTOP_X86)) {
+		if (old)
+			old->announce = 0;
+		else
+			bpf_map_delete_elem(&holds, &tid);
+		return false;
+	}
+	if (!old)
+		t->holds[kind]++;
 	return true;
 }
 
@@ -765,7 +788,7 @@ static __always_inline void release_holders(__u64 folio, __u64 now)
 	if (!n_held_folios || bpf_map_delete_elem(&held_folios, &folio))
 		return;
 	__sync_fetch_and_add(&n_held_folios, -1);
-	emit_hold_event(SPT_HOLD_RELEASE, folio, now, now, 0);
+	emit_hold_event(SPT_HOLD_RELEASE, folio, now, now, 0, NULL);
 }
 
 /*
@@ -1535,6 +1558,35 @@ int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		handle_switch(preempt, prev, next);
 	if (n_held_folios)
 		sweep_held_folios();
+	return 0;
+}
+
+/*
+ * enforce (BPF): a hold is announced to user space when its SIGSTOP is
+ * generated. Announced earlier, user space could SIGCONT (the writeback
+ * ended) before the SIGSTOP was queued: that SIGCONT does nothing, and the
+ * SIGSTOP then stops the writer with no hold left to end it (the likely
+ * cause of an mmap writer stopped for good in one 6.1 guest run, when
+ * start_hold() announced before sending). With IRQs on (page_mkwrite's
+ * fexit, file_permission) the signal is generated inside
+ * bpf_send_signal_thread(); from an IRQs-off tracepoint
+ * (writeback_dirty_folio runs under the xarray lock) through irq_work
+ * once IRQs are back on, after start_hold() returned.
+ */
+SEC("tp_btf/signal_generate")
+int BPF_PROG(tp_signal_generate, int sig, struct kernel_siginfo *info, struct task_struct *task)
+{
+	__u32 tid;
+	struct spt_hold *h;
+
+	if (sig != SIGSTOP_X86)
+		return 0;
+	tid = task->pid;
+	h = bpf_map_lookup_elem(&holds, &tid);
+	if (!h || h->announce != SPT_HOLD_SIGNAL_PENDING)
+		return 0;
+	h->announce = 0;
+	emit_hold_event(SPT_HOLD_START, h->folio, h->hold_ts_ns, h->first_ts_ns, h->kind, task);
 	return 0;
 }
 

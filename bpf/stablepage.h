@@ -83,7 +83,7 @@ enum spt_hold_action {
 #define SPT_HOLD_MAX_PAGES 16
 
 enum spt_hold_event_type {
-	SPT_HOLD_START = 0,   /* the thread was sent SIGSTOP; folio under writeback */
+	SPT_HOLD_START = 0,   /* the thread's SIGSTOP was generated; folio under writeback */
 	SPT_HOLD_RELEASE = 1, /* the folio's writeback ended: resume its holders */
 };
 
@@ -103,10 +103,15 @@ struct spt_hold_event {
  * guardian process reads to resume every holder if the tool dies. */
 struct spt_hold {
 	__u64 first_ts_ns; /* first hold of this write; --max-delay counts from it */
+	__u64 hold_ts_ns;  /* this hold */
 	__u64 folio;
 	__u32 pid;
 	__u32 kind;
+	__u32 announce;    /* SPT_HOLD_SIGNAL_PENDING until its SIGSTOP is generated */
+	__u32 pad;
 };
+
+#define SPT_HOLD_SIGNAL_PENDING 1
 
 /*
  * Per device and per process: violations[] holds only those no writer row
