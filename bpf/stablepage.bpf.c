@@ -430,7 +430,6 @@ static __always_inline void hist_add(__u32 dev, __u16 type, __u16 kind, __u64 ns
 	if (slot >= SPT_HIST_SLOTS)
 		slot = SPT_HIST_SLOTS - 1;
 	__sync_fetch_and_add(&h->slots[slot], 1);
-	__sync_fetch_and_add(&h->count, 1);
 	__sync_fetch_and_add(&h->sum_ns, ns);
 }
 

@@ -186,6 +186,9 @@ struct spt_hist_key {
 
 struct spt_hist {
 	__u64 slots[SPT_HIST_SLOTS];
+	/* Not written by BPF: user space sets it to the slots' sum when it
+	 * reads the map (hist_set_count), one atomic less per sample, and a
+	 * count that always matches the slots read with it. */
 	__u64 count;
 	__u64 sum_ns;
 };

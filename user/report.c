@@ -278,6 +278,13 @@ static size_t min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+void hist_set_count(struct spt_hist *h)
+{
+	h->count = 0;
+	for (int i = 0; i < SPT_HIST_SLOTS; i++)
+		h->count += h->slots[i];
+}
+
 /* Samples in the histograms of this type (and kind, unless kind < 0). */
 __u64 hists_count(const struct spt_summary *s, int type, int kind)
 {

@@ -105,6 +105,8 @@ void sort_hists(struct hist_row *rows, size_t n);
 /* What a histogram row measures, e.g. "would-stall" or "stable-wait". */
 const char *hist_name(const struct spt_hist_key *k);
 bool hist_per_device(__u16 type);
+/* h->count from its slots (BPF counts the slots only). */
+void hist_set_count(struct spt_hist *h);
 /* Samples in the histograms of this type (and kind, unless kind < 0). */
 __u64 hists_count(const struct spt_summary *s, int type, int kind);
 

@@ -556,8 +556,10 @@ static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 	s->waits_pending = skel->bss->n_waiting;
 	for (size_t i = 0; i < s->ndevs; i++)
 		device_label(s, s->devs[i].dev, s->devs[i].device);
-	for (size_t i = 0; i < s->nhists; i++)
+	for (size_t i = 0; i < s->nhists; i++) {
+		hist_set_count(&s->hists[i].h);
 		device_label(s, s->hists[i].key.dev, s->hists[i].device);
+	}
 	sort_hists(s->hists, s->nhists);
 	sort_devs(s->devs, s->ndevs);
 	sort_procs(s->procs, s->nprocs);

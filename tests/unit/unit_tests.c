@@ -322,6 +322,11 @@ static void test_log2_hist(void)
 	out = capture(log2_hist_of, slots);
 	CHECK(strstr(out, "134217728 -> ...        : 1") != NULL);
 	free(out);
+
+	struct spt_hist h = { .slots = { [0] = 1, [2] = 4, [SPT_HIST_SLOTS - 1] = 2 }, .count = 99 };
+
+	hist_set_count(&h);
+	CHECK(h.count == 7);
 }
 
 static void prom_of(FILE *f, const void *s)
