@@ -45,6 +45,8 @@ state() {
 			[ "$free" -gt 0 ]
 			[ "$(summary -r .enforce.write_hold)" != none ]
 			[ "$(summary ".enforce.holds.$kind")" -gt 0 ]
+			# Every mmap hold announced once its SIGSTOP was generated.
+			[ "$p" = A ] || [ "$(summary .enforce.stops)" -eq "$(summary .enforce.holds.mmap)" ]
 			# Residual: writeback can begin between the check and the copy
 			# (write) or the check and the store (mmap): at most 10% of
 			# what the same writer outside the scope does.
@@ -114,6 +116,9 @@ state() {
 	summary '{v: .violations, e: (.enforce | del(.held))}'
 	[ "$(summary .enforce.write_hold)" = '"none"' ]
 	[ "$(summary .enforce.holds.mmap)" -gt 0 ]
+	# Every hold announced once its SIGSTOP was generated (here through
+	# irq_work: the tracepoint runs with IRQs off).
+	[ "$(summary .enforce.stops)" -eq "$(summary .enforce.holds.mmap)" ]
 	[ "$(summary '.enforce.resumed_at_writeback_end > 0')" = true ]
 	[ "$(summary '.enforce.longest_stop_ms < 1100')" = true ]
 	assert_detached
