@@ -964,9 +964,10 @@ int main(int argc, char **argv)
 	 * attached at the first writer's wait (see switch_attached). */
 	switch_at_start = holding || (!wait_calls && (env.time_all_waits || env.enforce));
 	bpf_program__set_autoattach(skel->progs.tp_sched_switch, switch_at_start);
-	/* Announces each hold once its SIGSTOP is generated (--action delay). */
+	/* Announces each hold once its SIGSTOP is generated (--action delay;
+	 * hold_action stays SPT_ACTION_NONE unless holding). */
 	bpf_program__set_autoload(skel->progs.tp_signal_generate,
-				  holding && hold_action_value(env.action) == SPT_ACTION_DELAY);
+				  skel->rodata->hold_action == SPT_ACTION_DELAY);
 	bpf_program__set_autoload(skel->progs.lsm_file_permission, !strcmp(write_hold, "lsm"));
 	bpf_program__set_autoload(skel->progs.fmod_file_permission, !strcmp(write_hold, "fmod_ret"));
 	skel->rodata->hook_mkwrite = mkwrite;
