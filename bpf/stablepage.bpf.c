@@ -1564,9 +1564,9 @@ int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct tas
  * enforce (BPF): a hold is announced to user space when its SIGSTOP is
  * generated. Announced earlier, user space could SIGCONT (the writeback
  * ended) before the SIGSTOP was queued: that SIGCONT does nothing, and the
- * SIGSTOP then stops the writer with no hold left to end it (the likely
+ * SIGSTOP then stops the writer with no hold left to end it (a possible
  * cause of an mmap writer stopped for good in one 6.1 guest run, when
- * start_hold() announced before sending). With IRQs on (page_mkwrite's
+ * start_hold() announced before sending; see docs/enforce.md). With IRQs on (page_mkwrite's
  * fexit, file_permission) the signal is generated inside
  * bpf_send_signal_thread(); from an IRQs-off tracepoint
  * (writeback_dirty_folio runs under the xarray lock) through irq_work
