@@ -174,12 +174,16 @@ sched_switch_attached() {
 	assert_detached
 }
 
+# Tracepoint mode: the harness starts tracers under running writers, and
+# patching trampolines under them has hung the 6.1 guest under QEMU TCG
+# (docs/semantics.md); on the host auto is tracepoint mode anyway.
 @test "make bench's harness completes: whole runs and alternating windows, a few of each" {
-	run env BENCH_REPS=1 BENCH_SECS=1 BENCH_WINDOW_RUNS=2 BENCH_PAIRS=2 \
+	run env BENCH_REPS=1 BENCH_SECS=1 BENCH_WINDOW_RUNS=2 BENCH_PAIRS=2 BENCH_ATTACH_MODE=tracepoint \
 		BENCH_CONFIGS="quiet json empty" BENCH_EMPTY_COPIES=2 BENCH_PROFILES=A \
 		"$ROOT/tools/bench.sh" "$BUILD"
 	assert_success
 	assert_output --regexp $'\nA +quiet +[0-9]+ '
+	assert_output --partial "--attach-mode tracepoint, ext4 on"
 	assert_output --regexp $'\nA +none +2 +[0-9.]+ '
 	assert_output --regexp $'\nA +quiet +2 +[0-9.]+ .* 0\n'
 	assert_output --regexp $'\nA +json +2 +[0-9.]+ .* 0\n'

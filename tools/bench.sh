@@ -26,7 +26,9 @@
 # columns; larger leaves more repetitions for the ratios); BENCH_WINDOW_RUNS
 # (10 runs of alternating windows per profile and configuration; 0 skips
 # them), BENCH_PAIRS (20 pairs of windows a run), BENCH_WINDOW_MS (200),
-# BENCH_SETTLE_MS (30: after each pause or resume, before the window).
+# BENCH_SETTLE_MS (30: after each pause or resume, before the window);
+# BENCH_ATTACH_MODE (auto: the tracer's --attach-mode; where fentry loads,
+# tracepoint compares the two modes).
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -34,6 +36,7 @@ cd "$(dirname "$0")/.."
 reps=${BENCH_REPS:-5} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
 profiles=${BENCH_PROFILES:-A B} stats_every=${BENCH_STATS_EVERY:-2}
 spt=$build/stablepage-trace wac=$build/wac
+mode=(--attach-mode "${BENCH_ATTACH_MODE:-auto}")
 
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
 shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
@@ -81,12 +84,12 @@ tracepoint:writeback:folio_wait_writeback { @waits[comm] = count(); }'
 start_tracer() {
 	local cfg=$1 t0 t1 marker
 	case $cfg in
-	quiet) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" -q --json --dev "$loop" \
+	quiet) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" "${mode[@]}" -q --json --dev "$loop" \
 		> "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
-	json) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" --json --dev "$loop" \
+	json) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" "${mode[@]}" --json --dev "$loop" \
 		> "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
-	enforce) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" enforce --native --remount -q \
-		--json --dev "$loop" > "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
+	enforce) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" enforce "${mode[@]}" --native \
+		--remount -q --json --dev "$loop" > "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
 	bpftrace) /usr/bin/time -f '%U %S %M' -o "$shm/time" bpftrace -e "$bpftrace_prog" \
 		> "$shm/out" 2> "$shm/err" & marker='^Attaching' ;;
 	calibration) /usr/bin/time -f '%U %S %M' -o "$shm/time" \
@@ -248,7 +251,7 @@ paired() {
 
 echo
 echo "stablepage-trace $("$spt" -V | awk '{ print $2 }') bench: kernel $(uname -r), $(nproc) CPUs," \
-	"ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians;" \
+	"--attach-mode ${BENCH_ATTACH_MODE:-auto}, ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians;" \
 	"OPS/S and ratios from those with bpf_stats off, BPF columns from every ${stats_every}th;" \
 	"an empty program's run time: $floor_ns ns"
 fmt='%-7s %-9s %9s %6s %13s %13s %6s %9s %5s %6s %9s %6s %5s %7s %9s %7s %7s\n'
@@ -313,8 +316,8 @@ for run in $(seq "$window_runs"); do
 		for cfg in $(rotation "$i" $window_configs); do
 			case $cfg in
 			none) args=(-D) ;;
-			quiet) args=(-o "$shm/out" -- "$spt" -q --json --dev "$loop") ;;
-			json) args=(-o "$shm/out" -- "$spt" --json --dev "$loop") ;;
+			quiet) args=(-o "$shm/out" -- "$spt" "${mode[@]}" -q --json --dev "$loop") ;;
+			json) args=(-o "$shm/out" -- "$spt" "${mode[@]}" --json --dev "$loop") ;;
 			empty) args=(-o "$shm/out" -- "$build/progcost" -p "${empty_progs[@]}") ;;
 			esac
 			rm -f "$mnt/f" "$shm/counters" "$shm/out"
