@@ -29,7 +29,7 @@ UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o
 
 .PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest
 all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/switchcost $(OUTPUT)/pausebench \
-	$(OUTPUT)/progcost $(OUTPUT)/emptyprogs.bpf.o
+	$(OUTPUT)/progcost $(OUTPUT)/emptyprogs.bpf.o $(OUTPUT)/waitstable-tramp.bpf.o
 
 $(OUTPUT):
 	$(Q)mkdir -p $@

@@ -17,6 +17,9 @@
  * on"), and reports on SIGINT or SIGTERM instead of at the end of stdin.
  * An object may be given several times: each copy is one more program on
  * each event.
+ *
+ * -a: every program of the objects, fentry/fexit ones included, not only
+ * the tracepoint programs (tools/patch-cycles.sh with OBJ).
  */
 #include <errno.h>
 #include <signal.h>
@@ -36,6 +39,7 @@ static const char *paths[MAX_OBJS];
 static struct bpf_link *links[MAX_LINKS];
 static int nobjs, nlinks;
 static volatile sig_atomic_t pause_wanted, exiting;
+static bool all_programs;
 
 static void on_signal(int sig)
 {
@@ -88,6 +92,8 @@ static int set_rodata_byte(struct bpf_object *obj, const char *var, char value)
 
 static bool measured(const struct bpf_program *prog)
 {
+	if (all_programs)
+		return true;
 	return !strncmp(bpf_program__section_name(prog), "tp_btf/", 7) &&
 	       strcmp(bpf_program__name(prog), "tp_sched_switch");
 }
@@ -161,10 +167,13 @@ int main(int argc, char **argv)
 	int err, ch;
 	char buf[64];
 
-	while ((ch = getopt(argc, argv, "p")) != -1) {
-		if (ch != 'p')
+	while ((ch = getopt(argc, argv, "pa")) != -1) {
+		if (ch == 'p')
+			pausable = true;
+		else if (ch == 'a')
+			all_programs = true;
+		else
 			goto usage;
-		pausable = true;
 	}
 	nobjs = argc - optind;
 	if (nobjs < 1 || nobjs > MAX_OBJS)
@@ -221,6 +230,6 @@ int main(int argc, char **argv)
 		}
 	return 0;
 usage:
-	fprintf(stderr, "usage: progcost [-p] OBJECT.bpf.o... (at most %d)\n", MAX_OBJS);
+	fprintf(stderr, "usage: progcost [-p] [-a] OBJECT.bpf.o... (at most %d)\n", MAX_OBJS);
 	return 2;
 }

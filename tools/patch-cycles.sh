@@ -1,0 +1,87 @@
+#!/bin/bash
+# patch-cycles.sh: kernel text patched under running writers, over and over.
+# Starts `wac -p PROFILE -t 4` on a scratch ext4, then the tracer with
+# --attach-mode MODE, pauses it and lets it go on PAUSES times (tracepoint
+# programs detached and attached: static calls and keys patched where the
+# writers run), ends it (trampolines detached in fentry mode), and does that
+# STARTS times. With OBJ, `progcost -a -p OBJ` (every program of a BPF
+# object, trampolines included) takes the tracer's place: each pause then
+# detaches them. Prints one line per start and "done" at the end.
+#
+# Made to tell a guest's lockups apart (docs/semantics.md): under QEMU's
+# multi-threaded TCG the 6.1 guest hung within two cycles of
+#   VMTEST_ACCEL=tcg,thread=multi tools/vmtest.sh \
+#     env OBJ=build/waitstable-tramp.bpf.o STARTS=1 PAUSES=60 tools/patch-cycles.sh
+# Environment: PROFILE (A), MODE (auto), OBJ (none), STARTS (10), PAUSES (20).
+set -euo pipefail
+build=${1:-build}
+cd "$(dirname "$0")/.."
+[ "$(id -u)" = 0 ] || { echo "patch-cycles: needs root" >&2; exit 1; }
+profile=${PROFILE:-A} mode=${MODE:-auto} starts=${STARTS:-10} pauses=${PAUSES:-20}
+if [ -n "${OBJ:-}" ]; then
+	tracer_cmd=("$build/progcost" -a -p "$OBJ")
+else
+	tracer_cmd=("$build/stablepage-trace" --attach-mode "$mode" -q --dev)
+fi
+
+# In a tools/vmtest.sh guest the modules are in its kernel's tree.
+if [ -n "${VM_ROOT:-}" ]; then
+	for m in loop ext4; do modprobe -d "$VM_ROOT" "$m"; done
+fi
+
+work=$(mktemp -d /tmp/patch-cycles.XXXX)
+loop='' wac='' tracer=''
+cleanup() {
+	for pid in $tracer $wac; do
+		if kill -INT "$pid" 2> /dev/null; then wait "$pid" || true; fi
+	done
+	mountpoint -q "$work/mnt" && umount "$work/mnt"
+	[ -n "$loop" ] && losetup -d "$loop"
+	rm -rf "$work"
+}
+trap cleanup EXIT
+truncate -s 512M "$work/img"
+loop=$(losetup -f --show "$work/img")
+mkfs.ext4 -q -F "$loop"
+mkdir "$work/mnt"
+mount "$loop" "$work/mnt"
+"$build/wac" -p "$profile" -t 4 -d 100000 "$work/mnt/f" > /dev/null &
+wac=$!
+sleep 1
+
+# ack LINE N: until the tracer said LINE N times (60 s at most).
+ack() {
+	for _ in $(seq 1200); do
+		[ "$(grep -c "^$1" "$work/err")" -ge "$2" ] && return 0
+		kill -0 "$tracer" 2> /dev/null || break
+		sleep 0.05
+	done
+	echo "patch-cycles: no '$1' #$2 from the tracer" >&2
+	cat "$work/err" >&2
+	exit 1
+}
+
+for s in $(seq "$starts"); do
+	if [ -n "${OBJ:-}" ]; then
+		"${tracer_cmd[@]}" > /dev/null 2> "$work/err" &
+	else
+		"${tracer_cmd[@]}" "$loop" > /dev/null 2> "$work/err" &
+	fi
+	tracer=$!
+	ack "Tracing " 1
+	for p in $(seq "$pauses"); do
+		kill -USR1 "$tracer"
+		ack "Tracing paused" "$p"
+		sleep 0.05
+		kill -USR2 "$tracer"
+		ack "Tracing goes on" "$p"
+		sleep 0.05
+	done
+	kill -INT "$tracer"
+	wait "$tracer"
+	tracer=
+	echo "start $s ($(awk '/^Attach mode:/ { print $3 " mode"; exit }
+		/^Tracing with/ { print $3 " programs of " obj; exit }' obj="${OBJ:-}" "$work/err")):" \
+		"$pauses pauses, ended"
+done
+echo "done: $starts starts, $((starts * pauses)) pauses under wac -p $profile -t 4"
