@@ -4,6 +4,7 @@
 # returns the command's output and exit status.
 #   tools/vmtest.sh [CMD...]     default: tests/run.sh in the guest
 # Software emulation only (-accel tcg): KVM guests hang on these machines.
+# Environment: VMTEST_ACCEL, VMTEST_TIMEOUT (3000 s), VMTEST_CONSOLE, VMTEST_KPKG.
 # The kernel package is fetched with apt-get download and cached in .cache/vm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -89,11 +90,22 @@ else
 fi
 sed -i "1i export VM_ROOT=$cache/root" "$results/cmd"
 
-# The whole guest run: 59 tests took ~1000 s under TCG on a busy host
-# (900 s was once too short); a hung test is ended sooner by bats.
-timeout "${VMTEST_TIMEOUT:-1800}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 2 -m 2048 -nographic \
+# Single-threaded TCG (both vCPUs on one host thread): under multi-threaded
+# TCG (QEMU 7.2) a vCPU stayed stuck at the first byte of a function whose
+# trampoline had just been detached under running writers, though memory
+# held the NOP again: tools/patch-cycles.sh reproduces it within two cycles,
+# single-threaded it ran every cycle, and CI's lockups looked the same
+# (docs/semantics.md).
+# VMTEST_ACCEL=tcg,thread=multi brings it back.
+# loglevel=5 (not quiet) and softlockup_all_cpu_backtrace=1: a soft lockup's
+# stacks are printed at the default level (4), which quiet hides;
+# VMTEST_CONSOLE=FILE keeps the console.
+# The whole guest run: 66 tests took 1414 s single-threaded (2026-12-06),
+# about what multi-threaded took; a hung test is ended sooner by bats.
+timeout "${VMTEST_TIMEOUT:-3000}" qemu-system-x86_64 -accel "${VMTEST_ACCEL:-tcg,thread=single}" \
+	-cpu max -smp 2 -m 2048 -nographic \
 	-no-reboot -kernel "$cache/root/boot/vmlinuz-$kver" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 quiet RESULTS=$results TOP=$top" \
+	-append "console=ttyS0 panic=-1 loglevel=5 softlockup_all_cpu_backtrace=1 RESULTS=$results TOP=$top" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$results",mount_tag=results,security_model=none,multidevs=remap \
 	> "$results/console" 2>&1 || true
