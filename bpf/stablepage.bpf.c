@@ -1646,8 +1646,9 @@ int BPF_PROG(fentry_folio_start_writeback, struct folio *folio)
 /*
  * Not folio_wait_stable(), which calls folio_wait_writeback() when it
  * waits: every buffered write() calls it, and attaching or detaching an
- * fexit trampoline there while writers ran hung the 6.1 test guest (QEMU
- * TCG; two empty fentry+fexit programs did too, fentry alone did not).
+ * fexit trampoline there while writers ran hung the 6.1 test guest (QEMU's
+ * multi-threaded TCG; two empty fentry+fexit programs did too, fentry alone
+ * did not; docs/semantics.md).
  * It also cost every write two program runs to time no more waits.
  */
 SEC("fentry/folio_wait_writeback")
