@@ -16,12 +16,12 @@ reps=${BENCH_REPS:-3} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
 profiles=${BENCH_PROFILES:-A B}
 this=$build/stablepage.bpf.o
 
+. tools/scratch.bash
 work=$(mktemp -d /tmp/stablepage-bench-progs.XXXX)
-loop= mnt=$work/mnt stats_old=$(sysctl -n kernel.bpf_stats_enabled)
+loop='' mnt='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
 	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
-	mountpoint -q "$mnt" && umount "$mnt"
-	[ -n "$loop" ] && losetup -d "$loop"
+	scratch_remove
 	[ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -37,11 +37,7 @@ else
 	base=$rev
 fi
 
-truncate -s 1G "$work/disk.img"
-loop=$(losetup -f --show "$work/disk.img")
-mkfs.ext4 -q "$loop"
-mkdir "$mnt"
-mount "$loop" "$mnt"
+scratch_ext4 "$work" 1G
 sysctl -qw kernel.bpf_stats_enabled=1
 
 results=$work/results

@@ -38,26 +38,22 @@ profiles=${BENCH_PROFILES:-A B} stats_every=${BENCH_STATS_EVERY:-2}
 spt=$build/stablepage-trace wac=$build/wac
 mode=(--attach-mode "${BENCH_ATTACH_MODE:-auto}")
 
+. tools/scratch.bash
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
 shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
-loop= mnt=$work/mnt tracer= wac_pid= tracefs_mounted= stats_old=$(sysctl -n kernel.bpf_stats_enabled)
+loop='' mnt='' tracer='' wac_pid='' tracefs_mounted='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
 	[ -n "$tracer" ] && { stop_tracer || true; }
 	[ -n "$wac_pid" ] && { kill -INT "$wac_pid"; wait "$wac_pid" || true; }
 	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 	[ -n "$tracefs_mounted" ] && umount /sys/kernel/tracing
-	mountpoint -q "$mnt" && umount "$mnt"
-	[ -n "$loop" ] && losetup -d "$loop"
+	scratch_remove
 	rm -rf "$work" "$shm"
 }
 trap cleanup EXIT
 trap 'echo "bench: failed at line $LINENO (exit $?)" >&2' ERR
 
-truncate -s 1G "$work/disk.img"
-loop=$(losetup -f --show "$work/disk.img")
-mkfs.ext4 -q "$loop"
-mkdir "$mnt"
-mount "$loop" "$mnt"
+scratch_ext4 "$work" 1G
 
 configs="none ${BENCH_CONFIGS:-quiet json enforce bpftrace}"
 configs=${configs/ bpftrace/}

@@ -6,21 +6,17 @@ build=${1:-build}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "demo: needs root: sudo make demo" >&2; exit 1; }
 
+. tools/scratch.bash
 work=$(mktemp -d /tmp/stablepage-demo.XXXX)
-loop= mnt=$work/mnt tracer=
+loop='' mnt='' tracer=''
 cleanup() {
-	[ -n "$tracer" ] && kill -INT "$tracer" 2>/dev/null && wait "$tracer" 2>/dev/null || true
-	mountpoint -q "$mnt" && umount "$mnt"
-	[ -n "$loop" ] && losetup -d "$loop"
+	if [ -n "$tracer" ] && kill -INT "$tracer" 2>/dev/null; then wait "$tracer" 2>/dev/null || true; fi
+	scratch_remove
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-truncate -s 512M "$work/disk.img"
-loop=$(losetup -f --show "$work/disk.img")
-mkfs.ext4 -q "$loop"
-mkdir "$mnt"
-mount "$loop" "$mnt"
+scratch_ext4 "$work" 512M
 echo "== scratch ext4 on $loop ($(mountpoint -d "$mnt")) mounted at $mnt, stable_writes=$(cat /sys/block/"${loop#/dev/}"/queue/stable_writes)"
 
 "$build"/stablepage-trace --dev "$loop" > "$work/trace.out" 2> "$work/trace.err" &

@@ -29,23 +29,19 @@ if [ -n "${VM_ROOT:-}" ]; then
 	for m in loop ext4; do modprobe -d "$VM_ROOT" "$m"; done
 fi
 
+. tools/scratch.bash
 work=$(mktemp -d /tmp/patch-cycles.XXXX)
-loop='' wac='' tracer=''
+loop='' mnt='' wac='' tracer=''
 cleanup() {
 	for pid in $tracer $wac; do
 		if kill -INT "$pid" 2> /dev/null; then wait "$pid" || true; fi
 	done
-	mountpoint -q "$work/mnt" && umount "$work/mnt"
-	[ -n "$loop" ] && losetup -d "$loop"
+	scratch_remove
 	rm -rf "$work"
 }
 trap cleanup EXIT
-truncate -s 512M "$work/img"
-loop=$(losetup -f --show "$work/img")
-mkfs.ext4 -q -F "$loop"
-mkdir "$work/mnt"
-mount "$loop" "$work/mnt"
-"$build/wac" -p "$profile" -t 4 -d 100000 "$work/mnt/f" > /dev/null &
+scratch_ext4 "$work" 512M
+"$build/wac" -p "$profile" -t 4 -d 100000 "$mnt/f" > /dev/null &
 wac=$!
 sleep 1
 
