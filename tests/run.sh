@@ -7,7 +7,7 @@ export SPT_BUILD=$PWD/$build
 log=$(mktemp)
 suites=${SPT_SUITES:-tests/*.bats}
 # A hung test fails (and its teardown cleans up) instead of hanging the run;
-# the slowest take ~50 s in the TCG guest.
+# the slowest took 113-125 s in the TCG guest (2026-12-06).
 export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
 # shellcheck disable=SC2086
 bats --tap --timing $suites | tee "$log"
