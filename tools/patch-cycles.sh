@@ -18,16 +18,6 @@ build=${1:-build}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "patch-cycles: needs root" >&2; exit 1; }
 profile=${PROFILE:-A} mode=${MODE:-auto} starts=${STARTS:-10} pauses=${PAUSES:-20}
-if [ -n "${OBJ:-}" ]; then
-	tracer_cmd=("$build/progcost" -a -p "$OBJ")
-else
-	tracer_cmd=("$build/stablepage-trace" --attach-mode "$mode" -q --dev)
-fi
-
-# In a tools/vmtest.sh guest the modules are in its kernel's tree.
-if [ -n "${VM_ROOT:-}" ]; then
-	for m in loop ext4; do modprobe -d "$VM_ROOT" "$m"; done
-fi
 
 . tools/scratch.bash
 work=$(mktemp -d /tmp/patch-cycles.XXXX)
@@ -41,6 +31,11 @@ cleanup() {
 }
 trap cleanup EXIT
 scratch_ext4 "$work" 512M
+if [ -n "${OBJ:-}" ]; then
+	tracer_cmd=("$build/progcost" -a -p "$OBJ")
+else
+	tracer_cmd=("$build/stablepage-trace" --attach-mode "$mode" -q --dev "$loop")
+fi
 "$build/wac" -p "$profile" -t 4 -d 100000 "$mnt/f" > /dev/null &
 wac=$!
 sleep 1
@@ -58,11 +53,7 @@ ack() {
 }
 
 for s in $(seq "$starts"); do
-	if [ -n "${OBJ:-}" ]; then
-		"${tracer_cmd[@]}" > /dev/null 2> "$work/err" &
-	else
-		"${tracer_cmd[@]}" "$loop" > /dev/null 2> "$work/err" &
-	fi
+	"${tracer_cmd[@]}" > /dev/null 2> "$work/err" &
 	tracer=$!
 	ack "Tracing " 1
 	for p in $(seq "$pauses"); do

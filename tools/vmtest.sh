@@ -3,6 +3,8 @@
 # host's root filesystem shared read-only over 9p (no rootfs to build), and
 # returns the command's output and exit status.
 #   tools/vmtest.sh [CMD...]     default: tests/run.sh in the guest
+# (any command runs with loop, ext4, xfs, btrfs and vfat loaded from the guest
+# kernel's modules)
 # Software emulation only (-accel tcg): KVM guests hang on these machines.
 # Environment: VMTEST_ACCEL, VMTEST_TIMEOUT (3000 s), VMTEST_CONSOLE, VMTEST_KPKG.
 # The kernel package is fetched with apt-get download and cached in .cache/vm.
@@ -77,18 +79,21 @@ fi
 
 results=$(mktemp -d "$cache/run.XXXX")
 trap 'rm -rf "$results"' EXIT
+# Every command gets the modules the tests and tools use, from the extracted
+# tree; vfat mounts need its default codepage and iocharsets (cp437, ascii, utf8).
+cat > "$results/cmd" <<-EOF
+export VM_ROOT=$cache/root
+for m in loop ext4 xfs btrfs vfat nls_cp437 nls_ascii nls_utf8; do modprobe -d "\$VM_ROOT" "\$m" || exit 1; done
+EOF
 if [ $# -gt 0 ]; then
-	printf '%q ' "$@" > "$results/cmd"
+	printf '%q ' "$@" >> "$results/cmd"
 else
 	# Default: the project's own suite against the guest kernel.
-	cat > "$results/cmd" <<-'EOF'
-	# vfat mounts need its default codepage and iocharsets (cp437, ascii, utf8).
-	for m in loop ext4 xfs btrfs vfat nls_cp437 nls_ascii nls_utf8; do modprobe -d "$VM_ROOT" "$m" || exit 1; done
+	cat >> "$results/cmd" <<-'EOF'
 	echo "# guest kernel $(uname -r)"
 	tests/run.sh build
 	EOF
 fi
-sed -i "1i export VM_ROOT=$cache/root" "$results/cmd"
 
 # Single-threaded TCG (both vCPUs on one host thread): under multi-threaded
 # TCG (QEMU 7.2) a vCPU stayed stuck at the first byte of a function whose
