@@ -36,7 +36,8 @@ cd "$(dirname "$0")/.."
 reps=${BENCH_REPS:-5} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
 profiles=${BENCH_PROFILES:-A B} stats_every=${BENCH_STATS_EVERY:-2}
 spt=$build/stablepage-trace wac=$build/wac
-mode=(--attach-mode "${BENCH_ATTACH_MODE:-auto}")
+attach_mode=${BENCH_ATTACH_MODE:-auto}
+mode=(--attach-mode "$attach_mode")
 
 . tools/scratch.bash
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
@@ -247,7 +248,7 @@ paired() {
 
 echo
 echo "stablepage-trace $("$spt" -V | awk '{ print $2 }') bench: kernel $(uname -r), $(nproc) CPUs," \
-	"--attach-mode ${BENCH_ATTACH_MODE:-auto}, ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians;" \
+	"--attach-mode $attach_mode, ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians;" \
 	"OPS/S and ratios from those with bpf_stats off, BPF columns from every ${stats_every}th;" \
 	"an empty program's run time: $floor_ns ns"
 fmt='%-7s %-9s %9s %6s %13s %13s %6s %9s %5s %6s %9s %6s %5s %7s %9s %7s %7s\n'
