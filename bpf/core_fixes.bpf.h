@@ -64,11 +64,14 @@ static __always_inline bool folio_ptr_under_writeback(__u64 addr)
  * page_folio(): a tail page stores its head page's address + 1 in
  * page->compound_head (5.16 folios through 6.18 keep this encoding).
  */
+static __always_inline __u64 folio_of_page(__u64 page, __u64 compound_head)
+{
+	return compound_head & 1 ? compound_head - 1 : page;
+}
+
 static __always_inline __u64 page_folio_addr(__u64 page)
 {
-	unsigned long head = BPF_CORE_READ((struct page *)page, compound_head);
-
-	return head & 1 ? head - 1 : page;
+	return folio_of_page(page, BPF_CORE_READ((struct page *)page, compound_head));
 }
 
 /*

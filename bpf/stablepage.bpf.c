@@ -446,14 +446,30 @@ static __always_inline struct spt_proc_stats *proc_stats_of_current(void)
 	return bpf_map_lookup_elem(&proc_stats, &tgid);
 }
 
-/* A BTF pointer's address as a number, for hashing: the verifier allows no
- * arithmetic on such a pointer but adding an offset. */
+/*
+ * A BTF pointer's address as a number, for hashing and its low bits. The
+ * verifier allows no arithmetic on such a pointer but adding an offset, yet
+ * lets a privileged program subtract one pointer from another (a number;
+ * adjust_reg_min_max_vals(), allow_ptr_leaks, since 4.14): the distance to
+ * this global, plus the global's own address, read once.
+ * Two instructions where a bpf_probe_read_kernel() of the pointer was a
+ * helper call. The barrier keeps the compiler from folding the two into a
+ * scalar minus a pointer, which the verifier rejects.
+ */
+__u64 ptr_base_addr;
+
 static __always_inline __u64 btf_ptr_addr(const void *ptr)
 {
-	__u64 addr = 0;
+	__u64 dist = (__u64)ptr;
 
-	bpf_probe_read_kernel(&addr, sizeof(addr), &ptr);
-	return addr;
+	if (!ptr_base_addr) {
+		const void *base = &ptr_base_addr;
+
+		bpf_probe_read_kernel(&ptr_base_addr, sizeof(ptr_base_addr), &base);
+	}
+	dist -= (__u64)&ptr_base_addr;
+	barrier_var(dist);
+	return dist + ptr_base_addr;
 }
 
 /* The folio's slot in inflight_violations. Fibonacci hashing of its struct
@@ -493,10 +509,10 @@ struct violation {
  * violation untimed.
  */
 static __always_inline void track_violation(struct spt_totals *t, const struct violation *v,
-					    struct folio *folio, __u32 dev)
+					    __u64 key, __u32 dev)
 {
-	__u64 key = btf_ptr_addr(folio), cur;
 	struct inflight_violation *s = inflight_slot(key);
+	__u64 cur;
 
 	if (!s) {
 		t->would_stall_untimed++;
@@ -678,7 +694,8 @@ static __always_inline struct address_space *folio_file_mapping(struct folio *fo
 	return btf_ptr_addr(mapping) & PAGE_MAPPING_ANON_BIT ? NULL : mapping;
 }
 
-static __always_inline void record_violation(struct spt_totals *t, struct folio *folio,
+/* @folio: its address (a number, not a BTF pointer: fexit has no other). */
+static __always_inline void record_violation(struct spt_totals *t, __u64 folio,
 					     struct address_space *mapping, struct folio_file *ff,
 					     __u32 kind)
 {
@@ -692,7 +709,7 @@ static __always_inline void record_violation(struct spt_totals *t, struct folio 
 	count_violation(t, &v, ff, mapping);
 	track_violation(t, &v, folio, ff->dev);
 	if (stream_events)
-		stream_violation(t, &v, ff, folio);
+		stream_violation(t, &v, ff, (struct folio *)folio);
 }
 
 /*
@@ -1006,7 +1023,7 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 	}
 	if (kind == SPT_KIND_MMAP && hold_mmap_writer(t, (__u64)folio))
 		return 0;
-	record_violation(t, folio, mapping, &ff, kind);
+	record_violation(t, btf_ptr_addr(folio), mapping, &ff, kind);
 	return 0;
 }
 
@@ -1286,7 +1303,7 @@ static __always_inline int handle_mkwrite_return(struct vm_fault *vmf, bool ok)
 		return 0;
 	t = get_totals();
 	if (t && !hold_mmap_writer(t, folio))
-		record_violation(t, (struct folio *)folio, mapping, &ff, SPT_KIND_MMAP);
+		record_violation(t, folio, mapping, &ff, SPT_KIND_MMAP);
 	return 0;
 }
 
@@ -1463,21 +1480,27 @@ static long walk_step(__u64 i, struct walk_ctx *ctx)
 
 /*
  * The folio of a request that is one bio with one segment inside one page
- * (a 4 KiB write, the msync of a page): the bio by direct loads, then the
- * segment and the page's compound_head (a direct load would be typed as
- * the union's first member, lru.next) by two helper calls, where the walk
- * takes a bpf_loop() and five. 0: the request needs the walk.
+ * (a 4 KiB write, the msync of a page), by direct loads only, where the walk
+ * takes a bpf_loop() and helper reads. 0: the request needs the walk.
  */
 static __always_inline __u64 single_page_folio(struct request *rq)
 {
 	struct bio *bio = rq->bio;
-	struct bio_vec bv;
+	struct bio_vec *bv;
+	struct page *page;
+	__u32 offset, len;
 
-	if (!bio || bio->bi_next || bio->bi_vcnt != 1 ||
-	    bpf_probe_read_kernel(&bv, sizeof(bv), bio->bi_io_vec) || !bv.bv_page || !bv.bv_len ||
-	    bv.bv_offset + bv.bv_len > (1U << PAGE_SHIFT_X86))
+	if (!bio || bio->bi_next || bio->bi_vcnt != 1)
 		return 0;
-	return page_folio_addr((__u64)bv.bv_page);
+	bv = bio->bi_io_vec;
+	page = bv->bv_page;
+	offset = bv->bv_offset;
+	len = bv->bv_len;
+	if (!page || !len || offset + len > (1U << PAGE_SHIFT_X86))
+		return 0;
+	/* compound_head by a direct load is typed as the union's first member
+	 * (lru.next, a pointer), hence the conversion */
+	return folio_of_page(btf_ptr_addr(page), btf_ptr_addr((void *)page->compound_head));
 }
 
 /* include/linux/blk_types.h: REQ_OP_WRITE is 1 in the low 8 bits since 4.10. */
