@@ -193,4 +193,19 @@ struct spt_hist {
 	__u64 sum_ns;
 };
 
+/*
+ * A row of the histograms' direct-mapped table (hist_table): claimed for
+ * good by the first key hashed to it. A key is in hist_table or in the
+ * hists hash map, never in both.
+ */
+#define SPT_HIST_TABLE_LOG2 7
+
+struct spt_hist_entry {
+	union {
+		struct spt_hist_key key;
+		__u64 key_word; /* 0: the row is free */
+	};
+	struct spt_hist h;
+};
+
 #endif /* STABLEPAGE_H */

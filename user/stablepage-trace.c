@@ -504,6 +504,30 @@ static void device_label(const struct spt_summary *s, __u32 dev, char out[SPT_DE
 	resolve_blockdev_name(dev, out, SPT_DEVNAME_LEN);
 }
 
+/* Appends hist_table's claimed rows to the hash map's (a key is in one). */
+static int read_hist_table(struct stablepage_bpf *skel, struct spt_summary *s)
+{
+	__u32 nrows = bpf_map__max_entries(skel->maps.hist_table);
+	struct hist_row *rows = realloc(s->hists, (s->nhists + nrows) * sizeof(*rows));
+
+	if (!rows)
+		return -ENOMEM;
+	s->hists = rows;
+	for (__u32 i = 0; i < nrows; i++) {
+		struct spt_hist_entry e;
+		int err = bpf_map__lookup_elem(skel->maps.hist_table, &i, sizeof(i), &e, sizeof(e), 0);
+
+		if (err)
+			return err;
+		if (!e.key_word)
+			continue;
+		memset(&rows[s->nhists], 0, sizeof(rows[0]));
+		rows[s->nhists].key = e.key;
+		rows[s->nhists++].h = e.h;
+	}
+	return 0;
+}
+
 static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 {
 	int ncpus = libbpf_num_possible_cpus();
@@ -548,6 +572,9 @@ static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 	READ_ROWS(skel->maps.writer_stats, writers, nwriters, key, s);
 	READ_ROWS(skel->maps.hists, s->hists, s->nhists, key, h);
 #undef READ_ROWS
+	err = read_hist_table(skel, s);
+	if (err)
+		return err;
 	err = fold_writers(s, writers, nwriters);
 	free(writers);
 	if (err)
@@ -940,6 +967,10 @@ int main(int argc, char **argv)
 	skel->rodata->filter_dev = env.ndevs > 0;
 	skel->rodata->filter_cgroup = cgroup_fd >= 0;
 	skel->rodata->stream_events = !env.quiet;
+	/* For tests: a smaller histogram table sends the keys whose row is
+	 * missing to the hash map, the path a taken row leads to. */
+	if (getenv("SPT_HIST_TABLE_ROWS") && atoi(getenv("SPT_HIST_TABLE_ROWS")) > 0)
+		bpf_map__set_max_entries(skel->maps.hist_table, atoi(getenv("SPT_HIST_TABLE_ROWS")));
 	for (size_t i = 0; i < SPT_NFENTRY; i++) {
 		const struct spt_fentry_point *p = &spt_fentry_points[i];
 
