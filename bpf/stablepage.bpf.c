@@ -354,9 +354,25 @@ static __always_inline bool task_selected(void)
 	return true;
 }
 
+/*
+ * Every write request and every dirtying under writeback asks: a few
+ * compares of constants the verifier knows (n_filter_devs) where a hash
+ * lookup hashes and walks a bucket. n_filter_devs is 0 when more devices
+ * are selected than fit: dev_filter holds them all.
+ */
+const volatile __u32 n_filter_devs = 0;
+const volatile __u32 filter_devs[SPT_FILTER_DEVS_INLINE] = {};
+
 static __always_inline bool dev_selected(__u32 dev)
 {
-	return !filter_dev || bpf_map_lookup_elem(&dev_filter, &dev);
+	if (!filter_dev)
+		return true;
+	if (!n_filter_devs)
+		return bpf_map_lookup_elem(&dev_filter, &dev);
+	for (int i = 0; i < SPT_FILTER_DEVS_INLINE && i < n_filter_devs; i++)
+		if (filter_devs[i] == dev)
+			return true;
+	return false;
 }
 
 /* A filesystem is selected by its s_dev or by its block device (btrfs

@@ -4,6 +4,9 @@
 #define STABLEPAGE_H
 
 #define SPT_COMM_LEN 16
+/* --dev: this many devices are compared from .rodata (filter_devs), more
+ * are looked up in the dev_filter hash map. */
+#define SPT_FILTER_DEVS_INLINE 4
 #define SPT_FSTYPE_LEN 16
 #define SPT_DEVNAME_LEN 32
 

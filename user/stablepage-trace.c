@@ -965,6 +965,10 @@ int main(int argc, char **argv)
 	}
 	skel->rodata->filter_pid = env.npids > 0;
 	skel->rodata->filter_dev = env.ndevs > 0;
+	if (env.ndevs <= SPT_FILTER_DEVS_INLINE) {
+		skel->rodata->n_filter_devs = env.ndevs;
+		memcpy((void *)skel->rodata->filter_devs, env.devs, env.ndevs * sizeof(env.devs[0]));
+	}
 	skel->rodata->filter_cgroup = cgroup_fd >= 0;
 	skel->rodata->stream_events = !env.quiet;
 	/* For tests: a smaller histogram table sends the keys whose row is
