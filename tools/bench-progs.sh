@@ -5,7 +5,9 @@
 # (tools/progcost.c) while the reproducer runs on a scratch loop-backed ext4,
 # with kernel.bpf_stats_enabled on (restored after); every repetition runs
 # both attach orders, since the first build on an event takes its cache
-# misses. Prints the mean ns/run per program of each build and their ratio.
+# misses. Both trace the loop device only (progcost -d), as make bench's
+# tracer does (--dev). Prints the mean ns/run per program of each build and
+# their ratio.
 # Asserts no timing. Environment: BENCH_REPS (3), BENCH_SECS (3),
 # BENCH_THREADS (4), BENCH_PROFILES ("A B").
 set -euo pipefail
@@ -38,6 +40,8 @@ else
 fi
 
 scratch_ext4 "$work" 1G
+# Both builds trace the loop device only, as make bench's tracer (--dev).
+majmin=$(lsblk -dno MAJ:MIN "$loop" | tr -d ' ')
 sysctl -qw kernel.bpf_stats_enabled=1
 
 results=$work/results
@@ -54,7 +58,7 @@ for rep in $(seq "$reps"); do
 			rm -f "$mnt/f"
 			sync
 			# progcost reports when its stdin closes: a FIFO we hold open.
-			"$build/progcost" "${objs[@]}" < "$work/ctl" > "$work/out" &
+			"$build/progcost" -d "$majmin" "${objs[@]}" < "$work/ctl" > "$work/out" &
 			pid=$!
 			exec {ctl}> "$work/ctl"
 			until grep -qx attached "$work/out"; do
@@ -75,7 +79,7 @@ done
 echo
 echo "stablepage-trace bench-progs: kernel $(uname -r), $(nproc) CPUs, ext4 on $loop, wac -t $threads" \
 	"-d $secs, $reps repetitions x 2 attach orders; this tree ($this) against $base, both attached"
-echo "to the same tracepoints in each run (aggregation only); mean ns/run over runs, with bpf_stats"
+echo "to the same tracepoints in each run (aggregation only, --dev $majmin); mean ns/run over runs, with bpf_stats"
 printf '%-7s %-26s %10s %10s %10s %7s\n' PROFILE PROGRAM RUNS BASE_NS THIS_NS RATIO
 awk '$4 > 0 { k = $1 " " $3; n[k]++; runs[k] += $4; ns[k, $2] += $5 }
 	END { for (k in n) { split(k, a, " "); b = ns[k, "base"] / (n[k] / 2); t = ns[k, "this"] / (n[k] / 2)

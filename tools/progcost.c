@@ -20,6 +20,9 @@
  *
  * -a: every program of the objects, fentry/fexit ones included, not only
  * the tracepoint programs (tools/patch-cycles.sh with OBJ).
+ *
+ * -d MAJ:MIN: the tracer's objects trace that block device only, as with
+ * one --dev (tools/bench-progs.sh: the scratch loop device).
  */
 #include <errno.h>
 #include <signal.h>
@@ -54,8 +57,12 @@ static int print_warnings(enum libbpf_print_level level, const char *fmt, va_lis
 	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, args) : 0;
 }
 
-/* Sets a one-byte .rodata variable before the object is loaded. */
-static int set_rodata_byte(struct bpf_object *obj, const char *var, char value)
+/*
+ * Sets @len bytes at @off into a .rodata variable before the object is
+ * loaded. -ENOENT: the object has no such variable (another build's).
+ */
+static int set_rodata(struct bpf_object *obj, const char *var, size_t off, const void *val,
+		      size_t len)
 {
 	const struct btf *btf = bpf_object__btf(obj);
 	const struct btf_var_secinfo *vs;
@@ -79,15 +86,48 @@ static int set_rodata_byte(struct bpf_object *obj, const char *var, char value)
 	for (int i = 0; i < btf_vlen(sec); i++, vs++) {
 		const struct btf_type *t = btf__type_by_id(btf, vs->type);
 
-		if (!strcmp(btf__name_by_offset(btf, t->name_off), var) && vs->offset < size) {
+		if (!strcmp(btf__name_by_offset(btf, t->name_off), var) &&
+		    off + len <= vs->size && vs->offset + vs->size <= size) {
 			char data[size];
 
 			memcpy(data, initial, size);
-			data[vs->offset] = value;
+			memcpy(data + vs->offset + off, val, len);
 			return bpf_map__set_initial_value(map, data, size);
 		}
 	}
 	return -ENOENT;
+}
+
+/*
+ * -d: trace one device, as the tracer does with one --dev (tools/bench.sh
+ * gives it the loop device). Each build is told the way it knows:
+ * filter_dev and the dev_filter map, and since the device list in .rodata
+ * (n_filter_devs, filter_devs) that too.
+ */
+static __u32 filter_kdev;
+
+static int set_dev_filter(struct bpf_object *obj)
+{
+	__u32 one = 1;
+	char on = 1;
+	int err = set_rodata(obj, "filter_dev", 0, &on, 1);
+
+	if (err) /* -ENOENT: not the tracer's object (emptyprogs) */
+		return err == -ENOENT ? 0 : err;
+	err = set_rodata(obj, "n_filter_devs", 0, &one, sizeof(one));
+	if (!err)
+		err = set_rodata(obj, "filter_devs", 0, &filter_kdev, sizeof(filter_kdev));
+	return err == -ENOENT ? 0 : err;
+}
+
+static int fill_dev_filter(struct bpf_object *obj)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "dev_filter");
+	__u8 one = 1;
+
+	if (!map)
+		return 0;
+	return bpf_map__update_elem(map, &filter_kdev, sizeof(filter_kdev), &one, sizeof(one), 0);
 }
 
 static bool measured(const struct bpf_program *prog)
@@ -167,11 +207,15 @@ int main(int argc, char **argv)
 	int err, ch;
 	char buf[64];
 
-	while ((ch = getopt(argc, argv, "pa")) != -1) {
+	while ((ch = getopt(argc, argv, "pad:")) != -1) {
+		unsigned int major, minor;
+
 		if (ch == 'p')
 			pausable = true;
 		else if (ch == 'a')
 			all_programs = true;
+		else if (ch == 'd' && sscanf(optarg, "%u:%u", &major, &minor) == 2)
+			filter_kdev = major << 20 | minor; /* the kernel's dev_t */
 		else
 			goto usage;
 	}
@@ -187,10 +231,15 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		/* The tracer's objects: aggregation only, as with -q. */
-		err = set_rodata_byte(objs[i], "stream_events", 0);
+		err = set_rodata(objs[i], "stream_events", 0, &(char){ 0 }, 1);
 		if (err && err != -ENOENT) {
 			fprintf(stderr, "progcost: %s: stream_events: %s\n", paths[i],
 				strerror(-err));
+			return 1;
+		}
+		err = filter_kdev ? set_dev_filter(objs[i]) : 0;
+		if (err) {
+			fprintf(stderr, "progcost: %s: -d: %s\n", paths[i], strerror(-err));
 			return 1;
 		}
 		bpf_object__for_each_program(prog, objs[i])
@@ -198,6 +247,11 @@ int main(int argc, char **argv)
 		err = bpf_object__load(objs[i]);
 		if (err) {
 			fprintf(stderr, "progcost: %s: load: %s\n", paths[i], strerror(-err));
+			return 1;
+		}
+		err = filter_kdev ? fill_dev_filter(objs[i]) : 0;
+		if (err) {
+			fprintf(stderr, "progcost: %s: dev_filter: %s\n", paths[i], strerror(-err));
 			return 1;
 		}
 	}
@@ -230,6 +284,7 @@ int main(int argc, char **argv)
 		}
 	return 0;
 usage:
-	fprintf(stderr, "usage: progcost [-p] [-a] OBJECT.bpf.o... (at most %d)\n", MAX_OBJS);
+	fprintf(stderr, "usage: progcost [-p] [-a] [-d MAJ:MIN] OBJECT.bpf.o... (at most %d)\n",
+		MAX_OBJS);
 	return 2;
 }
