@@ -99,8 +99,9 @@ static int set_rodata(struct bpf_object *obj, const char *var, size_t off, const
 }
 
 /*
- * -d: trace one device, as the tracer does with one --dev (tools/bench.sh
- * gives it the loop device). Each build is told the way it knows:
+ * -d: trace one device, as the tracer does with one --dev (make bench's
+ * tracer, on the loop device bench-progs also gives here). Each build is
+ * told the way it knows:
  * filter_dev and the dev_filter map, and since the device list in .rodata
  * (n_filter_devs, filter_devs) that too.
  */
