@@ -442,11 +442,18 @@ static __always_inline __u32 log2_u64(__u64 v)
 	return r;
 }
 
+/* Fibonacci hashing: the top @bits bits of @v times 2^64 / phi, which
+ * spreads keys that differ in any bits over the direct-mapped tables. */
+static __always_inline __u32 fib_hash(__u64 v, __u32 bits)
+{
+	return (v * 0x9E3779B97F4A7C15ULL) >> (64 - bits);
+}
+
 /* The key's row in hist_table, claimed now if it is free; NULL if another
  * key holds it. */
 static __always_inline struct spt_hist *hist_table_row(__u64 key_word)
 {
-	__u32 i = (key_word * 0x9E3779B97F4A7C15ULL) >> (64 - SPT_HIST_TABLE_LOG2);
+	__u32 i = fib_hash(key_word, SPT_HIST_TABLE_LOG2);
 	struct spt_hist_entry *e = bpf_map_lookup_elem(&hist_table, &i);
 	__u64 cur;
 
@@ -527,7 +534,7 @@ static __always_inline __u64 btf_ptr_addr(const void *ptr)
  * alone would put them all on a few slots. */
 static __always_inline struct inflight_violation *inflight_slot(__u64 folio)
 {
-	__u32 i = ((folio >> 6) * 0x9E3779B97F4A7C15ULL) >> (64 - INFLIGHT_SLOTS_LOG2);
+	__u32 i = fib_hash(folio >> 6, INFLIGHT_SLOTS_LOG2);
 
 	return bpf_map_lookup_elem(&inflight_violations, &i);
 }
@@ -1038,6 +1045,7 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 {
 	struct folio_file ff;
 	struct spt_totals *t;
+	__u64 addr;
 	__u32 kind;
 
 	if (!mapping || !folio_under_writeback(folio) || !folio_file_selected(mapping, &ff))
@@ -1057,6 +1065,7 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 	}
 
 	kind = current_kind();
+	addr = btf_ptr_addr(folio);
 	if (hook_mkwrite && kind == SPT_KIND_MMAP) {
 		__u32 tid = bpf_get_current_pid_tgid();
 		struct mkwrite_call *call = bpf_map_lookup_elem(&mkwrite_calls, &tid);
@@ -1068,12 +1077,12 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 		}
 		/* ext4's mapped-buffers path dirties after page_mkwrite
 		 * returned, and that return counted it already. */
-		if (violated_this_cycle(btf_ptr_addr(folio)))
+		if (violated_this_cycle(addr))
 			return 0;
 	}
-	if (kind == SPT_KIND_MMAP && hold_mmap_writer(t, (__u64)folio))
+	if (kind == SPT_KIND_MMAP && hold_mmap_writer(t, addr))
 		return 0;
-	record_violation(t, btf_ptr_addr(folio), mapping, &ff, kind);
+	record_violation(t, addr, mapping, &ff, kind);
 	return 0;
 }
 

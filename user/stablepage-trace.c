@@ -572,11 +572,10 @@ static int read_summary(struct stablepage_bpf *skel, struct spt_summary *s)
 	READ_ROWS(skel->maps.writer_stats, writers, nwriters, key, s);
 	READ_ROWS(skel->maps.hists, s->hists, s->nhists, key, h);
 #undef READ_ROWS
-	err = read_hist_table(skel, s);
-	if (err)
-		return err;
 	err = fold_writers(s, writers, nwriters);
 	free(writers);
+	if (!err)
+		err = read_hist_table(skel, s);
 	if (err)
 		return err;
 	s->would_stall_pending = skel->bss->n_inflight_violations;
@@ -913,6 +912,7 @@ int main(int argc, char **argv)
 	bool fentry_use[SPT_NFENTRY], mkwrite = false, wait_calls = false, switch_at_start;
 	bool resume_failed = false;
 	char mode_why[512], write_why[256] = "";
+	const char *hist_table_rows;
 
 	if (argc > 1 && (!strcmp(argv[1], "enforce") || !strcmp(argv[1], "features"))) {
 		env.enforce = argv[1][0] == 'e';
@@ -973,8 +973,9 @@ int main(int argc, char **argv)
 	skel->rodata->stream_events = !env.quiet;
 	/* For tests: a smaller histogram table sends the keys whose row is
 	 * missing to the hash map, the path a taken row leads to. */
-	if (getenv("SPT_HIST_TABLE_ROWS") && atoi(getenv("SPT_HIST_TABLE_ROWS")) > 0)
-		bpf_map__set_max_entries(skel->maps.hist_table, atoi(getenv("SPT_HIST_TABLE_ROWS")));
+	hist_table_rows = getenv("SPT_HIST_TABLE_ROWS");
+	if (hist_table_rows && atoi(hist_table_rows) > 0)
+		bpf_map__set_max_entries(skel->maps.hist_table, atoi(hist_table_rows));
 	for (size_t i = 0; i < SPT_NFENTRY; i++) {
 		const struct spt_fentry_point *p = &spt_fentry_points[i];
 
