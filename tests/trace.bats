@@ -179,10 +179,12 @@ sched_switch_attached() {
 # multi-threaded TCG (docs/semantics.md; tools/vmtest.sh runs single-threaded
 # TCG, VMTEST_ACCEL may not); on the host auto is tracepoint mode anyway.
 @test "make bench's harness completes: whole runs and alternating windows, a few of each" {
-	run env BENCH_REPS=1 BENCH_SECS=1 BENCH_WINDOW_RUNS=2 BENCH_PAIRS=2 BENCH_ATTACH_MODE=tracepoint \
-		BENCH_CONFIGS="quiet json empty" BENCH_EMPTY_COPIES=2 BENCH_PROFILES=A \
-		"$ROOT/tools/bench.sh" "$BUILD"
+	run env BENCH_REPS=1 BENCH_STATS_EVERY=1 BENCH_SECS=1 BENCH_WINDOW_RUNS=2 BENCH_PAIRS=2 \
+		BENCH_ATTACH_MODE=tracepoint BENCH_CONFIGS="quiet json empty" BENCH_EMPTY_COPIES=2 \
+		BENCH_PROFILES=A "$ROOT/tools/bench.sh" "$BUILD"
 	assert_success
+	# calibrated by our own empty programs, with or without bpftrace
+	assert_output --regexp "an empty program's run time: [1-9][0-9]* ns"
 	assert_output --regexp $'\nA +quiet +[0-9]+ '
 	assert_output --partial "--attach-mode tracepoint, ext4 on"
 	assert_output --regexp $'\nA +none +2 +[0-9.]+ '

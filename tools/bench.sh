@@ -42,10 +42,11 @@ mode=(--attach-mode "$attach_mode")
 . tools/scratch.bash
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
 shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
-loop='' mnt='' tracer='' wac_pid='' tracefs_mounted='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
+loop='' mnt='' tracer='' wac_pid='' calibration_pid='' tracefs_mounted='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
 	[ -n "$tracer" ] && { stop_tracer || true; }
 	[ -n "$wac_pid" ] && { kill -INT "$wac_pid"; wait "$wac_pid" || true; }
+	[ -n "$calibration_pid" ] && { kill "$calibration_pid"; wait "$calibration_pid" || true; }
 	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 	[ -n "$tracefs_mounted" ] && umount /sys/kernel/tracing
 	scratch_remove
@@ -89,9 +90,6 @@ start_tracer() {
 		--remount -q --json --dev "$loop" > "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
 	bpftrace) /usr/bin/time -f '%U %S %M' -o "$shm/time" bpftrace -e "$bpftrace_prog" \
 		> "$shm/out" 2> "$shm/err" & marker='^Attaching' ;;
-	calibration) /usr/bin/time -f '%U %S %M' -o "$shm/time" \
-		bpftrace -e 'tracepoint:sched:sched_switch {}' > "$shm/out" 2> "$shm/err" &
-		marker='^Attaching' ;;
 	esac
 	tracer=$!
 	t0=$(date +%s%N)
@@ -119,7 +117,7 @@ stop_tracer() {
 		pkill -KILL -P "$tracer" || true
 		wait "$tracer" 2> /dev/null || true
 		tracer=
-		echo "bench: the tracer (${cfg:-calibration}) did not exit on SIGINT within 30 s: killed" >&2
+		echo "bench: the tracer (${cfg:-}) did not exit on SIGINT within 30 s: killed" >&2
 		return 1
 	fi
 	wait "$tracer" || true
@@ -166,16 +164,29 @@ rotation() {
 }
 
 # What run-time accounting itself adds to every run (two clock reads and
-# the counters): the run time of an empty program, bpftrace's on
-# sched_switch, under profile A. NET%CPU subtracts it from each of our runs.
+# the counters): the run time of an empty program, of the tracer's own kind
+# (tp_btf) on its tracepoints (tools/emptyprogs.bpf.c, by progcost), under
+# profile A; bpftrace's on a classic tracepoint once stood in for it, and
+# without bpftrace the floor was 0. NET%CPU subtracts it from each of our runs.
 floor_ns=0
-if [ -n "$have_bpftrace" ] && [ "$reps" -ge "$stats_every" ]; then
+if [ "$reps" -ge "$stats_every" ]; then
 	sysctl -qw kernel.bpf_stats_enabled=1
-	start_tracer calibration
+	mkfifo "$work/calibration"
+	# progcost reports when its stdin closes: a FIFO held open meanwhile.
+	"$build/progcost" "$build/emptyprogs.bpf.o" < "$work/calibration" > "$shm/out" &
+	calibration_pid=$!
+	exec {calibration}> "$work/calibration"
+	until grep -qx attached "$shm/out"; do
+		kill -0 "$calibration_pid" 2> /dev/null || { echo "bench: progcost failed" >&2; exit 1; }
+		sleep 0.05
+	done
 	"$wac" -p A -t "$threads" -d 1 "$mnt/f" > /dev/null
-	floor_ns=$(bpftool prog show -j | jq '[.[] | select(.name == "sched_switch" and
-		.type == "tracepoint" and .run_cnt > 0)] | first | .run_time_ns / .run_cnt | floor')
-	stop_tracer
+	exec {calibration}>&-
+	wait "$calibration_pid"
+	calibration_pid=
+	# "OBJECT PROGRAM RUNS NS_PER_RUN": the mean over all runs
+	floor_ns=$(awk 'NR > 1 { runs += $3; ns += $3 * $4 } END { print runs ? int(ns / runs) : 0 }' \
+		"$shm/out")
 	rm -f "$mnt/f"
 fi
 
