@@ -196,14 +196,30 @@ struct {
 	__type(value, struct inflight_violation);
 } inflight_violations SEC(".maps");
 
-/* Per thread: the end of the last would-stall it was charged for. LRU:
- * threads come and go, and losing one only forgets an overlap. */
+/*
+ * Per thread: the end of the last would-stall it was charged for, in a
+ * direct-mapped table by thread id, not a hash map: every violation's end
+ * looks its thread up (an LRU hash lookup was ~9 ns of each write request's
+ * program on profile A, an array row is a few instructions). A thread whose
+ * row another takes loses its horizon, as it did to LRU eviction: that only
+ * forgets an overlap. Two threads of one row ending violations on two CPUs
+ * at the same moment may leave one's horizon under the other's id, which
+ * charges the next end of that one less by at most their overlap.
+ */
+struct stall_horizon {
+	__u32 tid;
+	__u32 pad;
+	__u64 end_ns;
+};
+
+#define STALL_HORIZON_ROWS_LOG2 13
+
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << STALL_HORIZON_ROWS_LOG2);
 	__type(key, __u32);
-	__type(value, __u64);
-} stall_horizon SEC(".maps");
+	__type(value, struct stall_horizon);
+} stall_horizons SEC(".maps");
 
 /* A task in folio_wait_writeback(): a task waits for at most one folio at a
  * time. Task-local storage, not a hash by thread id: sched_switch looks up
@@ -1451,22 +1467,28 @@ struct walk_ctx {
 static __always_inline void end_violation(__u64 folio, __u64 now)
 {
 	struct inflight_violation done;
+	struct stall_horizon *horizon;
 	struct spt_proc_stats *ps;
-	__u64 from, *horizon;
+	__u32 row;
+	__u64 from;
 
 	if (!take_violation(folio, &done))
 		return;
 	from = done.ts_ns;
 	done.ts_ns = now > done.ts_ns ? now - done.ts_ns : 0;
 	hist_add(done.dev, SPT_HIST_WOULD_STALL, done.kind, done.ts_ns);
-	horizon = bpf_map_lookup_elem(&stall_horizon, &done.tid);
+	row = fib_hash(done.tid, STALL_HORIZON_ROWS_LOG2);
+	horizon = bpf_map_lookup_elem(&stall_horizons, &row);
 	if (horizon) {
-		if (*horizon > from)
-			from = *horizon;
-		if (now > *horizon)
-			*horizon = now;
-	} else {
-		bpf_map_update_elem(&stall_horizon, &done.tid, &now, BPF_ANY);
+		if (horizon->tid != done.tid) {
+			horizon->tid = done.tid;
+			horizon->end_ns = now;
+		} else {
+			if (horizon->end_ns > from)
+				from = horizon->end_ns;
+			if (now > horizon->end_ns)
+				horizon->end_ns = now;
+		}
 	}
 	ps = bpf_map_lookup_elem(&proc_stats, &done.tgid);
 	if (ps && now > from)
