@@ -46,7 +46,6 @@ sysctl -qw kernel.bpf_stats_enabled=1
 
 results=$work/results
 : > "$results"
-mkfifo "$work/ctl"
 for rep in $(seq "$reps"); do
 	for profile in $profiles; do
 		for order in "base this" "this base"; do
@@ -57,17 +56,8 @@ for rep in $(seq "$reps"); do
 			done
 			rm -f "$mnt/f"
 			sync
-			# progcost reports when its stdin closes: a FIFO we hold open.
-			"$build/progcost" -d "$majmin" "${objs[@]}" < "$work/ctl" > "$work/out" &
-			pid=$!
-			exec {ctl}> "$work/ctl"
-			until grep -qx attached "$work/out"; do
-				kill -0 "$pid" 2> /dev/null || { echo "bench-progs: progcost failed" >&2; exit 1; }
-				sleep 0.05
-			done
-			"$build/wac" -p "$profile" -t "$threads" -d "$secs" "$mnt/f" > /dev/null
-			exec {ctl}>&-
-			wait "$pid"
+			progcost_during "$work/out" -d "$majmin" "${objs[@]}" -- \
+				-p "$profile" -t "$threads" -d "$secs" "$mnt/f"
 			# "OBJECT PROGRAM RUNS NS_PER_RUN" -> "PROFILE LABEL PROGRAM RUNS NS"
 			awk -v p="$profile" -v this="$this" 'NR > 1 {
 				print p, ($1 == this ? "this" : "base"), $2, $3, $4 }' "$work/out" >> "$results"

@@ -42,11 +42,10 @@ mode=(--attach-mode "$attach_mode")
 . tools/scratch.bash
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
 shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
-loop='' mnt='' tracer='' wac_pid='' calibration_pid='' tracefs_mounted='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
+loop='' mnt='' tracer='' wac_pid='' tracefs_mounted='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
 	[ -n "$tracer" ] && { stop_tracer || true; }
 	[ -n "$wac_pid" ] && { kill -INT "$wac_pid"; wait "$wac_pid" || true; }
-	[ -n "$calibration_pid" ] && { kill "$calibration_pid"; wait "$calibration_pid" || true; }
 	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 	[ -n "$tracefs_mounted" ] && umount /sys/kernel/tracing
 	scratch_remove
@@ -171,19 +170,7 @@ rotation() {
 floor_ns=0
 if [ "$reps" -ge "$stats_every" ]; then
 	sysctl -qw kernel.bpf_stats_enabled=1
-	mkfifo "$work/calibration"
-	# progcost reports when its stdin closes: a FIFO held open meanwhile.
-	"$build/progcost" "$build/emptyprogs.bpf.o" < "$work/calibration" > "$shm/out" &
-	calibration_pid=$!
-	exec {calibration}> "$work/calibration"
-	until grep -qx attached "$shm/out"; do
-		kill -0 "$calibration_pid" 2> /dev/null || { echo "bench: progcost failed" >&2; exit 1; }
-		sleep 0.05
-	done
-	"$wac" -p A -t "$threads" -d 1 "$mnt/f" > /dev/null
-	exec {calibration}>&-
-	wait "$calibration_pid"
-	calibration_pid=
+	progcost_during "$shm/out" "$build/emptyprogs.bpf.o" -- -p A -t "$threads" -d 1 "$mnt/f"
 	# "OBJECT PROGRAM RUNS NS_PER_RUN": the mean over all runs
 	floor_ns=$(awk 'NR > 1 { runs += $3; ns += $3 * $4 } END { print runs ? int(ns / runs) : 0 }' \
 		"$shm/out")
