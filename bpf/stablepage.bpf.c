@@ -201,8 +201,10 @@ struct {
  * direct-mapped table by thread id, not a hash map: every violation's end
  * looks its thread up (an LRU hash lookup was ~9 ns of each write request's
  * program on profile A, an array row is a few instructions). A thread whose
- * row another takes loses its horizon, as it did to LRU eviction: that only
- * forgets an overlap. Two threads of one row ending violations on two CPUs
+ * row another takes loses its horizon and is charged its next interval
+ * whole: that only forgets an overlap, but it happens to any two threads
+ * whose ids share a row (~n^2/16384 pairs of n), where LRU eviction came
+ * only past 8192 threads (docs/metrics.md). Two threads of one row ending violations on two CPUs
  * at the same moment may leave one's horizon under the other's id, which
  * charges the next end of that one less by at most their overlap.
  */
