@@ -198,15 +198,17 @@ struct {
 
 /*
  * Per thread: the end of the last would-stall it was charged for, in a
- * direct-mapped table by thread id, not a hash map: every violation's end
- * looks its thread up (an LRU hash lookup was ~9 ns of each write request's
- * program on profile A, an array row is a few instructions). A thread whose
- * row another takes loses its horizon and is charged its next interval
- * whole: that only forgets an overlap, but it happens to any two threads
- * whose ids share a row (~n^2/16384 pairs of n), where LRU eviction came
- * only past 8192 threads (docs/metrics.md). Two threads of one row ending violations on two CPUs
- * at the same moment may leave one's horizon under the other's id, which
- * charges the next end of that one less by at most their overlap.
+ * 2-way set-associative table by thread id, not a hash map: every
+ * violation's end looks its thread up (an LRU hash lookup was ~9 ns of each
+ * write request's program on profile A; a set is a few instructions). A
+ * thread that finds neither way its own takes the one that ended longer
+ * ago; the thread that had it loses its horizon and is charged its next
+ * interval whole: that only forgets an overlap, and it takes three threads
+ * live in one of 4096 sets (~n^3/10^8 triples of n threads with random ids:
+ * 0.003 of 64; a direct-mapped row lost to any pair, n^2/16384: 0.25 of
+ * 64). Two threads of one set ending violations on two CPUs at the same
+ * moment may leave one's horizon under the other's id, which charges the
+ * next end of that one less by at most their overlap (docs/metrics.md).
  */
 struct stall_horizon {
 	__u32 tid;
@@ -214,13 +216,17 @@ struct stall_horizon {
 	__u64 end_ns;
 };
 
-#define STALL_HORIZON_ROWS_LOG2 13
+struct stall_horizon_set {
+	struct stall_horizon way[2];
+};
+
+#define STALL_HORIZON_SETS_LOG2 12
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << STALL_HORIZON_ROWS_LOG2);
+	__uint(max_entries, 1 << STALL_HORIZON_SETS_LOG2);
 	__type(key, __u32);
-	__type(value, struct stall_horizon);
+	__type(value, struct stall_horizon_set);
 } stall_horizons SEC(".maps");
 
 /* A task in folio_wait_writeback(): a task waits for at most one folio at a
@@ -1457,6 +1463,32 @@ struct walk_ctx {
 	struct walk_state *s;
 };
 
+/* The thread's way in its set of stall_horizons; a way it did not have is
+ * taken from the thread that ended longer ago, with no horizon yet. */
+static __always_inline struct stall_horizon *stall_horizon_of(__u32 tid)
+{
+	__u32 set = fib_hash(tid, STALL_HORIZON_SETS_LOG2);
+	struct stall_horizon_set *s = bpf_map_lookup_elem(&stall_horizons, &set);
+	struct stall_horizon *h;
+
+	if (!s) {
+		/* A table cut short for tests (SPT_STALL_HORIZON_SETS=1): the
+		 * threads share set 0. */
+		set = 0;
+		s = bpf_map_lookup_elem(&stall_horizons, &set);
+		if (!s)
+			return NULL;
+	}
+	if (s->way[0].tid == tid)
+		return &s->way[0];
+	if (s->way[1].tid == tid)
+		return &s->way[1];
+	h = s->way[0].end_ns <= s->way[1].end_ns ? &s->way[0] : &s->way[1];
+	h->tid = tid;
+	h->end_ns = 0;
+	return h;
+}
+
 /*
  * The histogram gets each violation's own would-stall. The process is
  * charged the union, per thread, of [violation, end of its I/O]: a thread
@@ -1471,7 +1503,6 @@ static __always_inline void end_violation(__u64 folio, __u64 now)
 	struct inflight_violation done;
 	struct stall_horizon *horizon;
 	struct spt_proc_stats *ps;
-	__u32 row;
 	__u64 from;
 
 	if (!take_violation(folio, &done))
@@ -1479,18 +1510,12 @@ static __always_inline void end_violation(__u64 folio, __u64 now)
 	from = done.ts_ns;
 	done.ts_ns = now > done.ts_ns ? now - done.ts_ns : 0;
 	hist_add(done.dev, SPT_HIST_WOULD_STALL, done.kind, done.ts_ns);
-	row = fib_hash(done.tid, STALL_HORIZON_ROWS_LOG2);
-	horizon = bpf_map_lookup_elem(&stall_horizons, &row);
+	horizon = stall_horizon_of(done.tid);
 	if (horizon) {
-		if (horizon->tid != done.tid) {
-			horizon->tid = done.tid;
+		if (horizon->end_ns > from)
+			from = horizon->end_ns;
+		if (now > horizon->end_ns)
 			horizon->end_ns = now;
-		} else {
-			if (horizon->end_ns > from)
-				from = horizon->end_ns;
-			if (now > horizon->end_ns)
-				horizon->end_ns = now;
-		}
 	}
 	ps = bpf_map_lookup_elem(&proc_stats, &done.tgid);
 	if (ps && now > from)

@@ -126,6 +126,22 @@ check_histograms() {
 	[ "$charged" -le "$(summary '(.duration_s * 4e9) | floor')" ]
 }
 
+@test "three writers in one stall-horizon set of two ways: still charged less than their sum" {
+	# One set for every thread (the eviction path); wac's write() profile
+	# (-p A overrides the helper's mmap one), whose would-stalls overlap
+	# within each thread: charged 0.2-0.3 of their sum, 0.5 when two
+	# threads took one row from each other.
+	SPT_STALL_HORIZON_SETS=1 WAC_ARGS=(-p A -t 3)
+	export SPT_STALL_HORIZON_SETS
+	trace_mmap_ext4
+	local charged sum
+	charged=$(summary '.top_processes[0].would_stall_ns')
+	sum=$(summary '[.histograms[] | select(.name == "would-stall") | .sum_ns] | add')
+	echo "charged $charged ns, histogram sum $sum ns"
+	[ "$charged" -gt 0 ] && [ "$charged" -lt "$sum" ]
+	[ "$charged" -le "$(summary '(.duration_s * 3e9) | floor')" ]
+}
+
 @test "ext4 with stable writes enforced: stable-wait histogram non-empty, no violations" {
 	WAC_ARGS=()
 	trace_mmap_ext4 stable

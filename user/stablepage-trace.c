@@ -912,7 +912,7 @@ int main(int argc, char **argv)
 	bool fentry_use[SPT_NFENTRY], mkwrite = false, wait_calls = false, switch_at_start;
 	bool resume_failed = false;
 	char mode_why[512], write_why[256] = "";
-	const char *hist_table_rows;
+	const char *hist_table_rows, *horizon_sets;
 
 	if (argc > 1 && (!strcmp(argv[1], "enforce") || !strcmp(argv[1], "features"))) {
 		env.enforce = argv[1][0] == 'e';
@@ -976,6 +976,10 @@ int main(int argc, char **argv)
 	hist_table_rows = getenv("SPT_HIST_TABLE_ROWS");
 	if (hist_table_rows && atoi(hist_table_rows) > 0)
 		bpf_map__set_max_entries(skel->maps.hist_table, atoi(hist_table_rows));
+	/* For tests: one stall-horizon set, which every thread shares. */
+	horizon_sets = getenv("SPT_STALL_HORIZON_SETS");
+	if (horizon_sets && atoi(horizon_sets) > 0)
+		bpf_map__set_max_entries(skel->maps.stall_horizons, atoi(horizon_sets));
 	for (size_t i = 0; i < SPT_NFENTRY; i++) {
 		const struct spt_fentry_point *p = &spt_fentry_points[i];
 
