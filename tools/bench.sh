@@ -59,9 +59,7 @@ scratch_ext4 "$work" 1G
 configs="none ${BENCH_CONFIGS:-quiet json enforce bpftrace}"
 configs=${configs/ bpftrace/}
 configs=${configs/ empty/} # windows only
-have_bpftrace=
 if command -v bpftrace > /dev/null; then
-	have_bpftrace=1
 	# bpftrace's tracepoint probes need tracefs for the event formats.
 	if ! [ -d /sys/kernel/tracing/events ]; then
 		mount -t tracefs nodev /sys/kernel/tracing && tracefs_mounted=1
@@ -134,7 +132,7 @@ bpf_run_stats() {
 	# One snapshot for both outputs; fentry_ is our fentry-mode program.
 	ours=$(bpftool prog show -j | jq -c --arg names "$names" '[.[] | select(.name | test($names))]')
 	jq -r --arg p "$profile" --arg c "$cfg" '.[] |
-		"\($p) \($c) \(.name) \(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else "-" end) \(.run_cnt)"' \
+		"\($p) \($c) \(.name) \(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else "-" end) \(.run_cnt // 0)"' \
 		<<< "$ours" >> "$progs"
 	jq -r --argjson floor "$floor_ns" '[.[] | select(.run_cnt > 0)] |
 		(map(.run_time_ns) | add // 0) as $total | (map(.run_cnt) | add // 0) as $runs |
@@ -272,12 +270,18 @@ echo "tracer's programs' run time less the empty program's per run, over the run
 echo "(duration x CPUs); BPF_MS is the run time as the kernel counts it."
 echo "STALL%P: thread-time stable pages would cost (would_stall_ns / threads / duration, from quiet);"
 echo "STALL%M: thread-time writers slept in stable waits under enforce (stable_wait_ns, same units)."
-echo "Per program (medians of ns/run and runs):"
+# The accounting's floor is in every ns/run the kernel counts and in none of
+# the production runs: NET is the median less it.
+echo "Per program, medians: ns/run as the kernel counts it; NET: less the $floor_ns ns it counts" \
+	"for an empty program; runs"
 for profile in $profiles; do
 	for cfg in ${configs#none }; do
 		for prog in $(awk -v p="$profile" -v c="$cfg" '$1 == p && $2 == c { print $3 }' "$progs" | sort -u); do
-			printf '  %s %-8s %-28s %6s ns/run %9s runs\n' "$profile" "$cfg" "$prog" \
-				"$(awk -v p="$profile" -v c="$cfg" -v n="$prog" '$1 == p && $2 == c && $3 == n && $4 != "-" { print $4 }' "$progs" | median)" \
+			ns=$(awk -v p="$profile" -v c="$cfg" -v n="$prog" '$1 == p && $2 == c && $3 == n && $4 != "-" { print $4 }' "$progs" | median)
+			net=-
+			[ "$ns" = - ] || net=$(awk -v ns="$ns" -v f="$floor_ns" 'BEGIN { print ns - f }')
+			printf '  %s %-8s %-28s %6s ns/run %6s NET %9s runs\n' "$profile" "$cfg" "$prog" \
+				"$ns" "$net" \
 				"$(awk -v p="$profile" -v c="$cfg" -v n="$prog" '$1 == p && $2 == c && $3 == n { print $5 }' "$progs" | median)"
 		done
 	done
