@@ -872,6 +872,15 @@ static int setup_filters(struct stablepage_bpf *skel, int cgroup_fd)
 }
 
 /* The enforce options belong together and to the enforce command only. */
+/* A test's smaller table: max_entries from the environment variable @name. */
+static void shrink_map_for_tests(struct bpf_map *map, const char *name)
+{
+	const char *entries = getenv(name);
+
+	if (entries && atoi(entries) > 0)
+		bpf_map__set_max_entries(map, atoi(entries));
+}
+
 static void check_enforce_args(void)
 {
 	if (!env.enforce) {
@@ -912,7 +921,6 @@ int main(int argc, char **argv)
 	bool fentry_use[SPT_NFENTRY], mkwrite = false, wait_calls = false, switch_at_start;
 	bool resume_failed = false;
 	char mode_why[512], write_why[256] = "";
-	const char *hist_table_rows, *horizon_sets;
 
 	if (argc > 1 && (!strcmp(argv[1], "enforce") || !strcmp(argv[1], "features"))) {
 		env.enforce = argv[1][0] == 'e';
@@ -972,14 +980,10 @@ int main(int argc, char **argv)
 	skel->rodata->filter_cgroup = cgroup_fd >= 0;
 	skel->rodata->stream_events = !env.quiet;
 	/* For tests: a smaller histogram table sends the keys whose row is
-	 * missing to the hash map, the path a taken row leads to. */
-	hist_table_rows = getenv("SPT_HIST_TABLE_ROWS");
-	if (hist_table_rows && atoi(hist_table_rows) > 0)
-		bpf_map__set_max_entries(skel->maps.hist_table, atoi(hist_table_rows));
-	/* For tests: one stall-horizon set, which every thread shares. */
-	horizon_sets = getenv("SPT_STALL_HORIZON_SETS");
-	if (horizon_sets && atoi(horizon_sets) > 0)
-		bpf_map__set_max_entries(skel->maps.stall_horizons, atoi(horizon_sets));
+	 * missing to the hash map, the path a taken row leads to; one
+	 * stall-horizon set is shared by every thread. */
+	shrink_map_for_tests(skel->maps.hist_table, "SPT_HIST_TABLE_ROWS");
+	shrink_map_for_tests(skel->maps.stall_horizons, "SPT_STALL_HORIZON_SETS");
 	for (size_t i = 0; i < SPT_NFENTRY; i++) {
 		const struct spt_fentry_point *p = &spt_fentry_points[i];
 
