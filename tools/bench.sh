@@ -26,7 +26,9 @@
 # columns; larger leaves more repetitions for the ratios); BENCH_WINDOW_RUNS
 # (10 runs of alternating windows per profile and configuration; 0 skips
 # them), BENCH_PAIRS (20 pairs of windows a run), BENCH_WINDOW_MS (200),
-# BENCH_SETTLE_MS (30: after each pause or resume, before the window);
+# BENCH_SETTLE_MS (30: after each pause or resume, before the window),
+# BENCH_CONTROL_EVERY (1: the control "none" in every run; k: in every k-th
+# run only, which leaves more of a long batch to the configurations);
 # BENCH_ATTACH_MODE (auto: the tracer's --attach-mode; where fentry loads,
 # tracepoint compares the two modes).
 set -euo pipefail
@@ -37,6 +39,8 @@ reps=${BENCH_REPS:-5} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
 profiles=${BENCH_PROFILES:-A B} stats_every=${BENCH_STATS_EVERY:-2}
 spt=$build/stablepage-trace wac=$build/wac
 attach_mode=${BENCH_ATTACH_MODE:-auto}
+control_every=${BENCH_CONTROL_EVERY:-1}
+[[ $control_every =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_CONTROL_EVERY: a positive number, not '$control_every'" >&2; exit 2; }
 mode=(--attach-mode "$attach_mode")
 
 . tools/scratch.bash
@@ -313,6 +317,7 @@ for run in $(seq "$window_runs"); do
 	for profile in $profiles; do
 		# shellcheck disable=SC2086
 		for cfg in $(rotation "$i" $window_configs); do
+			[ "$cfg" = none ] && (((run - 1) % control_every)) && continue
 			case $cfg in
 			none) args=(-D) ;;
 			quiet) args=(-o "$shm/out" -- "$spt" "${mode[@]}" -q --json --dev "$loop") ;;
