@@ -329,7 +329,7 @@ sched_switch_attached() {
 	[ "$(summary .violations.write)" -eq "$(summary '[.devices[].violations.write] | add')" ]
 }
 
-@test "-q prints the summary only; SIGTERM also ends with a summary and detaches" {
+@test "-q prints the summary only, would-stalls timed; SIGTERM also ends with a summary and detaches" {
 	make_fs ext4
 	start_tracer -q --dev "$LOOP"
 	run_wac A "$MNT/f" 2
@@ -339,6 +339,18 @@ sched_switch_attached() {
 	run cat "$TRACE_OUT"
 	assert_output --regexp 'Violations: [1-9][0-9]* \(mmap 0, write [1-9]'
 	refute_output --partial 'KIND'
+	assert_output --regexp 'Stable pages would have held pid [0-9]+ \(wac\) for [0-9.]+ thread-s'
+	# -q shows no histogram, so write requests are not timed (no clock
+	# read for them), but every violation's end still is: timed + untimed
+	# + in flight == violations.
+	local total timed untimed pending
+	total=$(sed -n 's/.*Violations: \([0-9]*\) .*/\1/p' "$TRACE_OUT")
+	read -r timed untimed pending < <(sed -n \
+		's/^Would-stall timed: \([0-9]*\), untimed: \([0-9]*\), I\/O still in flight: \([0-9]*\);.*/\1 \2 \3/p' \
+		"$TRACE_OUT")
+	echo "violations $total = timed $timed + untimed $untimed + in flight $pending"
+	[ "$timed" -gt 0 ]
+	[ "$((timed + untimed + pending))" -eq "$total" ]
 	assert_detached
 }
 

@@ -3,7 +3,7 @@
  * progcost: what each tracepoint program of one build of
  * bpf/stablepage.bpf.c costs next to another build's, on the very same
  * events. It loads every given BPF object, aggregation only (stream_events
- * off, as with -q), attaches their tracepoint programs in the order given
+ * and time_requests off, as with -q), attaches their tracepoint programs in the order given
  * (not sched_switch: the tracer attaches it only once a writer waits),
  * prints "attached", and once its stdin closes prints a line per program:
  * "OBJECT PROGRAM RUNS NS_PER_RUN" (kernel.bpf_stats_enabled must be on).
@@ -231,12 +231,17 @@ int main(int argc, char **argv)
 			fprintf(stderr, "progcost: %s: %s\n", paths[i], strerror(errno));
 			return 1;
 		}
-		/* The tracer's objects: aggregation only, as with -q. */
-		err = set_rodata(objs[i], "stream_events", 0, &(char){ 0 }, 1);
-		if (err && err != -ENOENT) {
-			fprintf(stderr, "progcost: %s: stream_events: %s\n", paths[i],
-				strerror(-err));
-			return 1;
+		/* The tracer's objects: aggregation only, no histogram of the
+		 * write requests, as with -q. */
+		for (int v = 0; v < 2; v++) {
+			const char *var = v ? "time_requests" : "stream_events";
+
+			err = set_rodata(objs[i], var, 0, &(char){ 0 }, 1);
+			if (err && err != -ENOENT) {
+				fprintf(stderr, "progcost: %s: %s: %s\n", paths[i], var,
+					strerror(-err));
+				return 1;
+			}
 		}
 		err = filter_kdev ? set_dev_filter(objs[i]) : 0;
 		if (err) {

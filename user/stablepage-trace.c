@@ -78,7 +78,8 @@ static const char doc[] =
 	"per folio per writeback cycle.\n"
 	"\n"
 	"Histograms (--hist, --json, --prom-file) are log2 microseconds, aggregated in the kernel: "
-	"writeback (write requests, allocation -> completion), stable-wait (writers asleep in "
+	"writeback (write requests, allocation -> completion; timed only with those options), "
+	"stable-wait (writers asleep in "
 	"folio_wait_writeback until running again), other-wait (fsync, msync, truncate waits; "
 	"in tracepoint mode timed only after a writer's first wait, or with --time-all-waits), "
 	"would-stall (a violation -> the end of that folio's I/O: the wait stable pages would "
@@ -979,6 +980,9 @@ int main(int argc, char **argv)
 	}
 	skel->rodata->filter_cgroup = cgroup_fd >= 0;
 	skel->rodata->stream_events = !env.quiet;
+	/* The write requests' latency histogram costs a clock read on every
+	 * write request: only where histograms are shown. */
+	skel->rodata->time_requests = env.hist || env.json || env.prom_file;
 	/* For tests: a smaller histogram table sends the keys whose row is
 	 * missing to the hash map, the path a taken row leads to; one
 	 * stall-horizon set is shared by every thread. */
@@ -995,6 +999,10 @@ int main(int argc, char **argv)
 	/* Without fentry on folio_end_writeback (a tracepoint-mode run) the
 	 * would-stall ends where the request walk finds the folio. */
 	skel->rodata->walk_requests = !fentry_use[SPT_FENTRY_END_WRITEBACK];
+	/* With it, the request program only times requests for the
+	 * histograms: not loaded where none is shown. */
+	bpf_program__set_autoload(skel->progs.tp_block_rq_complete,
+				  skel->rodata->walk_requests || skel->rodata->time_requests);
 	holding = env.enforce && !env.native;
 	if (holding) {
 		write_hold = choose_write_hold(fentry_use, write_why, sizeof(write_why));
