@@ -187,6 +187,7 @@ sched_switch_attached() {
 	assert_output --regexp "an empty program's run time: [1-9][0-9]* ns"
 	assert_output --regexp $'\n  A quiet +tp_block_rq_complete +[0-9.]+ ns/run +-?[0-9.]+ NET +[0-9]+ runs\n'
 	assert_output --regexp $'\nA +quiet +[0-9]+ '
+	assert_output --regexp $'\nPROFILE +CONFIG +OPS/S .* NET%CPU NET_NS/OP '
 	assert_output --partial "--attach-mode tracepoint, ext4 on"
 	# the control in every 2nd run only
 	assert_output --regexp $'\nA +none +1 +[0-9.]+ '

@@ -4,7 +4,8 @@
 # configurations measured side by side, interleaved (the order rotates every
 # repetition) and repeated:
 #   none     no tracer
-#   quiet    stablepage-trace -q          (aggregate in the kernel only)
+#   quiet    stablepage-trace -q          (aggregate in the kernel only; its
+#                                          text summary read back)
 #   json     stablepage-trace --json      (every event streamed; to a tmpfs file
 #                                          so the summary can be read back)
 #   bpftrace the peer a user would reach for, where bpftrace is installed
@@ -83,7 +84,7 @@ tracepoint:writeback:folio_wait_writeback { @waits[comm] = count(); }'
 start_tracer() {
 	local cfg=$1 t0 t1 marker
 	case $cfg in
-	quiet) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" "${mode[@]}" -q --json --dev "$loop" \
+	quiet) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" "${mode[@]}" -q --dev "$loop" \
 		> "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
 	json) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" "${mode[@]}" --json --dev "$loop" \
 		> "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
@@ -152,6 +153,17 @@ stall_pct() {
 		'[.top_processes[].'"$1"'] | add // 0 | . / 1e7 / $t | . * 10 | round / 10'
 }
 
+# quiet is plain -q (what aggregate mode is; --json would also time every
+# write request for the histograms it shows): its text summary gives
+# "VIOLATIONS LOST STALL%P".
+quiet_summary() {
+	awk -v t="$((threads * secs))" '
+		/Violations: / { for (i = 1; i < NF; i++) if ($i == "Violations:") v = $(i + 1) }
+		/^Events lost/ { l = $NF }
+		/^Stable pages would have held pid/ { for (i = 2; i <= NF; i++) if ($i == "thread-s") s += $(i - 1) }
+		END { if (v == "") exit 1; printf "%d %d %.1f\n", v, l, 100 * s / t }' "$shm/out"
+}
+
 # rotation OFFSET WORD...: the words, one a line, starting at the
 # OFFSET-th (modulo their count): successive runs rotate the configurations
 # so that none always runs first or last.
@@ -206,12 +218,14 @@ for rep in $(seq "$reps"); do
 				read -r ut st rss_kb < "$shm/time"
 				cpu=$(awk -v u="$ut" -v s="$st" 'BEGIN { print u + s }')
 				rss=$((rss_kb / 1024))
-				if [ "$cfg" != bpftrace ]; then
+				if [ "$cfg" = quiet ]; then
+					summary=$(quiet_summary)
+					read -r events lost pred <<< "$summary"
+				elif [ "$cfg" != bpftrace ]; then
 					events=$(tail -n1 "$shm/out" | jq .violations_total)
 					lost=$(tail -n1 "$shm/out" | jq .events_lost)
 					[ "$cfg" = json ] && [ "$(($(wc -l < "$shm/out") - 1))" -ne "$((events - lost))" ] &&
 						echo "bench: streamed events != violations - lost" >&2
-					[ "$cfg" = quiet ] && pred=$(stall_pct would_stall_ns)
 					[ "$cfg" = enforce ] && waited=$(stall_pct stable_wait_ns)
 				else
 					events=$(sed -n 's/^@dirtied\[.*\]: \([0-9]*\)$/\1/p' "$shm/out" |
@@ -251,9 +265,9 @@ echo "stablepage-trace $("$spt" -V | awk '{ print $2 }') bench: kernel $(uname -
 	"--attach-mode $attach_mode, ext4 on $loop, wac -t $threads -d $secs, $reps repetitions, medians;" \
 	"OPS/S and ratios from those with bpf_stats off, BPF columns from every ${stats_every}th;" \
 	"an empty program's run time: $floor_ns ns"
-fmt='%-7s %-9s %9s %6s %13s %13s %6s %9s %5s %6s %9s %6s %5s %7s %9s %7s %7s\n'
+fmt='%-7s %-9s %9s %6s %13s %13s %6s %7s %9s %5s %6s %9s %6s %5s %7s %9s %7s %7s\n'
 # shellcheck disable=SC2059
-printf "$fmt" PROFILE CONFIG OPS/S RATIO RATIO_IQR RATIO_CI95 NET%CPU EVENTS LOST NS/RUN BPF_RUNS BPF_MS \
+printf "$fmt" PROFILE CONFIG OPS/S RATIO RATIO_IQR RATIO_CI95 NET%CPU NET_NS/OP EVENTS LOST NS/RUN BPF_RUNS BPF_MS \
 	CPU_S RSS_MIB ATTACH_MS STALL%P STALL%M
 for profile in $profiles; do
 	for cfg in $configs; do
@@ -262,8 +276,12 @@ for profile in $profiles; do
 		# Our programs' net run time over the CPU time the run had.
 		share=$(awk -v m="$bpf_ms" -v s="$secs" -v n="$(nproc)" \
 			'BEGIN { if (m == "-") print "-"; else printf "%.2f", m / 10 / s / n }')
+		# The same per workload operation, each repetition's against its own
+		# ops/s: throughput differs between runs and tracers, CPU share hides it.
+		per_op=$(awk -v p="$profile" -v c="$cfg" -v s="$secs" '$1 == p && $2 == c && $9 != "-" &&
+			$3 > 0 { printf "%.1f\n", $9 * 1e6 / ($3 * s) }' "$results" | median)
 		# shellcheck disable=SC2059,SC2046
-		printf "$fmt" "$profile" "$cfg" "$ops" $(paired "$profile" "$cfg") "$share" \
+		printf "$fmt" "$profile" "$cfg" "$ops" $(paired "$profile" "$cfg") "$share" "$per_op" \
 			$(for c in 4 5 6 7 8 10 11 12 13 14; do col "$profile" "$cfg" $c | median; done)
 	done
 done
@@ -271,7 +289,8 @@ echo "RATIO: median over repetitions of ops/s / the same repetition's untraced o
 echo "its quartiles, RATIO_CI95 a 95% confidence interval of the median (binomial order"
 echo "statistics: holds for any noise distribution; min-max below 6 pairs). NET%CPU: the"
 echo "tracer's programs' run time less the empty program's per run, over the run's CPU time"
-echo "(duration x CPUs); BPF_MS is the run time as the kernel counts it."
+echo "(duration x CPUs); NET_NS/OP: the same per operation of the workload in that run (a fair"
+echo "comparison where throughput differs); BPF_MS is the run time as the kernel counts it."
 echo "STALL%P: thread-time stable pages would cost (would_stall_ns / threads / duration, from quiet);"
 echo "STALL%M: thread-time writers slept in stable waits under enforce (stable_wait_ns, same units)."
 # The accounting's floor is in every ns/run the kernel counts and in none of
@@ -320,7 +339,7 @@ for run in $(seq "$window_runs"); do
 			[ "$cfg" = none ] && (((run - 1) % control_every)) && continue
 			case $cfg in
 			none) args=(-D) ;;
-			quiet) args=(-o "$shm/out" -- "$spt" "${mode[@]}" -q --json --dev "$loop") ;;
+			quiet) args=(-o "$shm/out" -- "$spt" "${mode[@]}" -q --dev "$loop") ;;
 			json) args=(-o "$shm/out" -- "$spt" "${mode[@]}" --json --dev "$loop") ;;
 			empty) args=(-o "$shm/out" -- "$build/progcost" -p "${empty_progs[@]}") ;;
 			esac
@@ -337,7 +356,8 @@ for run in $(seq "$window_runs"); do
 			wait "$wac_pid"
 			wac_pid=
 			lost=-
-			[[ $cfg =~ ^(quiet|json)$ ]] && lost=$(tail -n1 "$shm/out" | jq .events_lost)
+			[ "$cfg" = json ] && lost=$(tail -n1 "$shm/out" | jq .events_lost)
+			[ "$cfg" = quiet ] && lost=$(quiet_summary | cut -d' ' -f2)
 			ack=$(awk '{ print $3 }' "$shm/pairs" | median)
 			awk -v p="$profile" -v c="$cfg" -v r="$run" -v ack="$ack" -v lost="$lost" '
 				$1 > 0 && $2 > 0 { l += log($1 / $2); t += $1; u += $2; n++ } END {
