@@ -58,8 +58,8 @@ const volatile bool walk_requests = true;
  * tool asks for only where it shows histograms (--hist, --json,
  * --prom-file). Without it a write request reads the clock only when it
  * ends a violation's would-stall: on profile A the clock was a third of
- * block_rq_complete's run time, and only ~a quarter of its requests carry
- * a violated folio.
+ * block_rq_complete's run time, and only about a third of its write
+ * requests carry a violated folio (89k violations to 244k requests).
  */
 const volatile bool time_requests = true;
 /* fentry mode: mmap violations are decided where page_mkwrite returns, and
@@ -889,13 +889,22 @@ static __always_inline bool start_hold(struct spt_totals *t, __u64 folio, __u32 
 	return true;
 }
 
-/* The folio's writeback ended: its holders may go on. */
-static __always_inline void release_holders(__u64 folio, __u64 now)
+/* The time of a completion, read at its first use: *now is 0 until then. */
+static __always_inline __u64 completion_time(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
+}
+
+/* The folio's writeback ended (at *now, read if 0): its holders may go on. */
+static __always_inline void release_holders(__u64 folio, __u64 *now)
 {
 	if (!n_held_folios || bpf_map_delete_elem(&held_folios, &folio))
 		return;
 	__sync_fetch_and_add(&n_held_folios, -1);
-	emit_hold_event(SPT_HOLD_RELEASE, folio, now, now, 0, NULL);
+	completion_time(now);
+	emit_hold_event(SPT_HOLD_RELEASE, folio, *now, *now, 0, NULL);
 }
 
 /*
@@ -911,7 +920,7 @@ __u64 last_held_sweep_ns SPT_OWN_CACHE_LINE;
 static long check_held_folio(struct bpf_map *map, __u64 *folio, __u8 *unused, __u64 *now)
 {
 	if (!folio_ptr_under_writeback(*folio))
-		release_holders(*folio, *now);
+		release_holders(*folio, now);
 	return 0;
 }
 
@@ -1473,14 +1482,6 @@ struct walk_ctx {
 	struct walk_state *s;
 };
 
-/* The time of a completion, read at its first use: *now is 0 until then. */
-static __always_inline __u64 completion_time(__u64 *now)
-{
-	if (!*now)
-		*now = bpf_ktime_get_ns();
-	return *now;
-}
-
 /* The thread's way in its set of stall_horizons; a way it did not have is
  * taken from the thread that ended longer ago, with no horizon yet. */
 static __always_inline struct stall_horizon *stall_horizon_of(__u32 tid)
@@ -1545,8 +1546,7 @@ static __always_inline void end_violation(__u64 folio, __u64 *completed)
 static __always_inline void folio_io_ended(__u64 folio, __u64 *now)
 {
 	end_violation(folio, now);
-	if (n_held_folios)
-		release_holders(folio, completion_time(now));
+	release_holders(folio, now);
 }
 
 static long walk_step(__u64 i, struct walk_ctx *ctx)
@@ -1784,7 +1784,7 @@ int BPF_PROG(fentry_folio_end_writeback, struct folio *folio)
 	}
 	if (n_inflight_violations)
 		end_violation(btf_ptr_addr(folio), &now);
-	release_holders(key, now);
+	release_holders(key, &now);
 	return 0;
 }
 

@@ -3,10 +3,11 @@
  * progcost: what each tracepoint program of one build of
  * bpf/stablepage.bpf.c costs next to another build's, on the very same
  * events. It loads every given BPF object, aggregation only (stream_events
- * and time_requests off, as with -q), attaches their tracepoint programs in the order given
- * (not sched_switch: the tracer attaches it only once a writer waits),
- * prints "attached", and once its stdin closes prints a line per program:
- * "OBJECT PROGRAM RUNS NS_PER_RUN" (kernel.bpf_stats_enabled must be on).
+ * and time_requests off, as with -q), attaches their tracepoint programs in
+ * the order given (not sched_switch: the tracer attaches it only once a
+ * writer waits), prints "attached", and once its stdin closes prints a line
+ * per program: "OBJECT PROGRAM RUNS NS_PER_RUN" (kernel.bpf_stats_enabled
+ * must be on).
  *
  * The builds run one after the other on each event, and the first takes the
  * cache misses on the event's data: tools/bench-progs.sh runs every order.
@@ -56,6 +57,9 @@ static int print_warnings(enum libbpf_print_level level, const char *fmt, va_lis
 {
 	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, args) : 0;
 }
+
+/* The tracer's .rodata switches that -q turns off. */
+static const char *const quiet_off[] = { "stream_events", "time_requests" };
 
 /*
  * Sets @len bytes at @off into a .rodata variable before the object is
@@ -233,12 +237,10 @@ int main(int argc, char **argv)
 		}
 		/* The tracer's objects: aggregation only, no histogram of the
 		 * write requests, as with -q. */
-		for (int v = 0; v < 2; v++) {
-			const char *var = v ? "time_requests" : "stream_events";
-
-			err = set_rodata(objs[i], var, 0, &(char){ 0 }, 1);
+		for (size_t v = 0; v < sizeof(quiet_off) / sizeof(quiet_off[0]); v++) {
+			err = set_rodata(objs[i], quiet_off[v], 0, &(char){ 0 }, 1);
 			if (err && err != -ENOENT) {
-				fprintf(stderr, "progcost: %s: %s: %s\n", paths[i], var,
+				fprintf(stderr, "progcost: %s: %s: %s\n", paths[i], quiet_off[v],
 					strerror(-err));
 				return 1;
 			}

@@ -872,7 +872,6 @@ static int setup_filters(struct stablepage_bpf *skel, int cgroup_fd)
 	return 0;
 }
 
-/* The enforce options belong together and to the enforce command only. */
 /* A test's smaller table: max_entries from the environment variable @name. */
 static void shrink_map_for_tests(struct bpf_map *map, const char *name)
 {
@@ -882,6 +881,7 @@ static void shrink_map_for_tests(struct bpf_map *map, const char *name)
 		bpf_map__set_max_entries(map, atoi(entries));
 }
 
+/* The enforce options belong together and to the enforce command only. */
 static void check_enforce_args(void)
 {
 	if (!env.enforce) {
