@@ -211,4 +211,62 @@ struct spt_hist_entry {
 	struct spt_hist h;
 };
 
+/*
+ * The tracer's attach points: one list each, expanded by the BPF programs
+ * (bpf/stablepage.bpf.c), the loader (user/) and the tests (the build
+ * writes them out as attach-points.txt). Each row goes through the
+ * caller's X.
+ *
+ * SPT_TRACEPOINTS(X): X(prog, category, event, since): the tp_btf programs
+ * every run needs; since: the Linux release that gave the tracepoint BTF
+ * (a btf_trace_<event> typedef).
+ */
+#define SPT_TRACEPOINTS(X)                                                 \
+	X(tp_writeback_dirty_folio, writeback, writeback_dirty_folio, "5.16") \
+	X(tp_folio_wait_writeback, writeback, folio_wait_writeback, "5.16")   \
+	X(tp_sched_switch, sched, sched_switch, "5.5")                        \
+	X(tp_block_rq_complete, block, block_rq_complete, "5.5")
+
+/*
+ * Enforcement's programs (enforce in BPF mode): X(prog, kind, target).
+ * kind: the section prefix; target: the tracepoint, LSM hook or function.
+ */
+#define SPT_HOLD_POINTS(X)                                       \
+	X(tp_signal_generate, tp_btf, signal_generate)            \
+	X(lsm_file_permission, lsm, file_permission)              \
+	X(fmod_file_permission, fmod_ret, security_file_permission)
+
+/* What a fentry-mode attach point is for. */
+enum spt_fentry_role {
+	SPT_FENTRY_MKWRITE,  /* fentry + fexit of a page_mkwrite handler or helper */
+	SPT_FENTRY_WAIT,     /* fentry + fexit of a writeback wait function */
+	SPT_FENTRY_WB_START, /* a folio's writeback starts */
+	SPT_FENTRY_WB_END,   /* a folio's writeback ends */
+};
+
+/*
+ * Fentry mode's fixed attach points: X(prog, func, role). The first two
+ * keep their places: other parts look them up by index
+ * (SPT_FENTRY_END_WRITEBACK, SPT_FENTRY_START_WRITEBACK).
+ */
+#define SPT_FENTRY_FIXED_POINTS(X)                                                 \
+	X(fentry_folio_end_writeback, folio_end_writeback, SPT_FENTRY_WB_END)       \
+	X(fentry_folio_start_writeback, __folio_start_writeback, SPT_FENTRY_WB_START) \
+	X(fentry_folio_wait_writeback, folio_wait_writeback, SPT_FENTRY_WAIT)       \
+	X(fexit_folio_wait_writeback, folio_wait_writeback, SPT_FENTRY_WAIT)
+
+/*
+ * page_mkwrite handlers and the helpers filesystems build them from, each
+ * traced by a fentry_<fn> and a fexit_<fn> program: X(fn, vmf_arg, errno_ret).
+ * vmf_arg: which argument is the struct vm_fault *; errno_ret: returns
+ * 0 / -errno instead of vm_fault_t.
+ */
+#define SPT_MKWRITE_FUNCS(X)                  \
+	X(filemap_page_mkwrite, 0, false)     \
+	X(block_page_mkwrite, 1, true)        \
+	X(iomap_page_mkwrite, 0, false)       \
+	X(ext4_page_mkwrite, 0, false)        \
+	X(xfs_filemap_page_mkwrite, 0, false) \
+	X(btrfs_page_mkwrite, 0, false)
+
 #endif /* STABLEPAGE_H */

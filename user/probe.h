@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "stablepage.h"
 
 /* Prints the report on stdout. btf_path: NULL for the running kernel's. Exit code. */
 int features_run(const char *btf_path);
@@ -32,12 +33,6 @@ const struct spt_tracepoint *probe_missing_tracepoint(const struct btf *btf);
  * The fentry mode's attach points: program name in bpf/stablepage.bpf.c,
  * kernel function, and what it is for (enum spt_fentry_role).
  */
-enum spt_fentry_role {
-	SPT_FENTRY_MKWRITE,   /* fentry + fexit of a page_mkwrite handler or helper */
-	SPT_FENTRY_WAIT,      /* fentry + fexit of a writeback wait function */
-	SPT_FENTRY_WB_START,
-	SPT_FENTRY_WB_END,
-};
 
 struct spt_fentry_point {
 	const char *prog, *func;
