@@ -123,4 +123,111 @@ static __always_inline __u32 folio_nr_pages_of(struct folio *folio)
 	return BPF_CORE_READ((struct folio___nr_pages_6_1 *)folio, _folio_nr_pages);
 }
 
+/*
+ * folio->mapping of an anonymous folio points to its anon_vma with bit 0
+ * set: PAGE_MAPPING_ANON, renamed FOLIO_MAPPING_ANON in 6.17 ("mm: rename
+ * PAGE_MAPPING_* to FOLIO_MAPPING_*", David Hildenbrand), value unchanged.
+ * A #define, absent from BTF. @mapping: the pointer's value as a number.
+ */
+#define FOLIO_MAPPING_ANON 0x1
+
+static __always_inline bool mapping_is_anon(__u64 mapping)
+{
+	return mapping & FOLIO_MAPPING_ANON;
+}
+
+/*
+ * Tasks whose saved user register frame does not say why they are in the
+ * kernel: kernel threads (PF_KTHREAD) and io_uring workers (PF_IO_WORKER,
+ * since "io-wq: small threadpool implementation for io_uring", Jens Axboe,
+ * 5.5). Since 5.12 ("io-wq: fork worker threads from original task", Jens
+ * Axboe) io workers are threads of the ring's process rather than kernel
+ * threads, so only PF_IO_WORKER tells them apart; they never return to
+ * user space, and what their frame holds is not a syscall or fault of
+ * theirs. include/linux/sched.h #defines, absent from BTF, values unchanged
+ * across the supported kernels. @task is a BTF pointer.
+ */
+#define PF_IO_WORKER 0x00000010
+#define PF_KTHREAD 0x00200000
+
+static __always_inline bool task_no_user_frame(struct task_struct *task)
+{
+	return task->flags & (PF_KTHREAD | PF_IO_WORKER);
+}
+
+/*
+ * task->bpf_storage: a task's BPF local storage, NULL until a program
+ * stores something for it ("bpf: Implement task local storage", KP Singh,
+ * 5.11; present with CONFIG_BPF_SYSCALL). True only when the field exists
+ * and is NULL: a bpf_task_storage_get() would find nothing. Where the
+ * field is absent, ask the helper.
+ */
+static __always_inline bool task_has_no_storage(struct task_struct *task)
+{
+	return bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage;
+}
+
+/*
+ * A request's operation is the low REQ_OP_BITS (8) bits of cmd_flags since
+ * "block: better op and flags encoding" (Christoph Hellwig, 4.10), with
+ * REQ_OP_WRITE 1 since "block: add REQ_OP definitions and bi_op/op fields"
+ * (Mike Christie, 4.8); 6.0 typed cmd_flags blk_opf_t, same bits.
+ * REQ_OP_MASK is a #define, absent from BTF. @rq is a BTF pointer.
+ */
+#define REQ_OP_MASK_4_10 0xff
+#define REQ_OP_WRITE_4_10 1
+
+static __always_inline bool rq_is_write(struct request *rq)
+{
+	return (rq->cmd_flags & REQ_OP_MASK_4_10) == REQ_OP_WRITE_4_10;
+}
+
+/*
+ * page_mkwrite's result. A vm_fault_t handler succeeded when none of the
+ * failure bits is set: the fault goes on to make the page writable, no
+ * error, no retry. The bits are enum vm_fault_reason since "mm: create the
+ * new vm_fault_t type" (Souptick Joarder, 5.1), read from the kernel's BTF
+ * rather than hard-coded (later releases added reasons, e.g.
+ * VM_FAULT_COMPLETED in 5.19). block_page_mkwrite() returns 0 / -errno
+ * instead (its callers convert it), hence @errno_ret (SPT_MKWRITE_FUNCS).
+ */
+static __always_inline bool vm_fault_ok(__u64 ret)
+{
+	__u64 fail = bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_OOM) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_SIGBUS) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_SIGSEGV) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_HWPOISON) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_HWPOISON_LARGE) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_FALLBACK) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_NOPAGE) |
+		     bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_RETRY);
+
+	return !(ret & fail);
+}
+
+static __always_inline bool mkwrite_ret_ok(__u64 ret, bool errno_ret)
+{
+	return errno_ret ? (int)ret == 0 : vm_fault_ok(ret);
+}
+
+/*
+ * Changes that need no accessor, for the record:
+ * - __folio_start_writeback() returns bool up to 6.7 and void from 6.8
+ *   ("mm: return void from folio_start_writeback() and related functions",
+ *   Matthew Wilcox): its fentry program reads only the folio.
+ * - iomap_page_mkwrite() has two arguments on 6.1 and three on 6.18
+ *   ("iomap: pass private data to iomap_page_mkwrite", Christoph Hellwig,
+ *   6.15): the fexit programs read the return value with
+ *   bpf_get_func_ret() ("bpf: Add get_func_[arg|ret|arg_cnt] helpers", Jiri
+ *   Olsa, 5.17), not at a fixed argument slot.
+ * - sched_switch gained a fourth argument, prev_state, in 5.18
+ *   ("sched/tracing: Append prev_state to tp args instead", Delyan
+ *   Kratunov): the program reads the first three.
+ * - Verifier: since 6.7 ("bpf: verify callbacks as if they are called
+ *   unknown number of times", Eduard Zingerman) a bpf_loop() callback is
+ *   verified for every state it can be called in; before, once with the
+ *   values at the call, dropping code dead for those. Either way the
+ *   request walk keeps its state in a map value (walk.bpf.h).
+ */
+
 #endif /* CORE_FIXES_BPF_H */

@@ -140,10 +140,9 @@ struct spt_proc_stats {
 
 /*
  * Violations by one process on one file: one lookup and one atomic per
- * violation, where a row per process, per file and per device took three
- * of each (~20% of the dirtying program on profile A, bench-progs);
- * user space folds the rows into the per-process, per-file and per-device
- * counts.
+ * violation, where a row per process, per file and per device takes three
+ * of each; user space folds the rows into the per-process, per-file and
+ * per-device counts.
  */
 struct spt_writer_key {
 	__u32 dev;  /* superblock s_dev */

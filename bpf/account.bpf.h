@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Where violations and waits are counted: the global totals, the rows per
+ * device, per process and per writer (process x file), and the violation
+ * event stream. Counts are exact; only the stream may drop (events_lost).
+ */
+#ifndef SPT_ACCOUNT_BPF_H
+#define SPT_ACCOUNT_BPF_H
+
+#define RINGBUF_BYTES (256 * 1024)
+#define RINGBUF_WAKEUP_BYTES (RINGBUF_BYTES / 4)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, RINGBUF_BYTES);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct spt_totals);
+} totals SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_DEVS);
+	__type(key, __u32);
+	__type(value, struct spt_dev_stats);
+} dev_stats SEC(".maps");
+
+/* A row that does not fit is counted in agg_dropped. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct spt_proc_stats);
+} proc_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct spt_writer_key);
+	__type(value, struct spt_writer_stats);
+} writer_stats SEC(".maps");
+
+static __always_inline struct spt_totals *get_totals(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&totals, &zero);
+}
+
+static __always_inline struct spt_proc_stats *proc_stats_of_current(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct spt_proc_stats *ps = bpf_map_lookup_elem(&proc_stats, &tgid);
+	struct spt_proc_stats init = {};
+
+	if (ps)
+		return ps;
+	bpf_get_current_comm(init.comm, sizeof(init.comm));
+	bpf_map_update_elem(&proc_stats, &tgid, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&proc_stats, &tgid);
+}
+
+static __always_inline struct spt_dev_stats *dev_stats_of(__u32 dev, struct super_block *sb,
+							 struct address_space *mapping)
+{
+	struct spt_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &dev);
+	struct spt_dev_stats init = {};
+	struct block_device *bdev;
+
+	if (ds)
+		return ds;
+	bdev = BPF_CORE_READ(sb, s_bdev);
+	if (bdev)
+		init.bdev = BPF_CORE_READ(bdev, bd_dev);
+	init.stable = mapping_stable_writes(mapping, sb);
+	bpf_probe_read_kernel_str(init.fstype, sizeof(init.fstype), BPF_CORE_READ(sb, s_type, name));
+	bpf_probe_read_kernel_str(init.devname, sizeof(init.devname), sb->s_id);
+	bpf_map_update_elem(&dev_stats, &dev, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&dev_stats, &dev);
+}
+
+/* Dirtied under writeback on a stable-writes mapping: page_mkwrite dirties
+ * first and waits right after, so it is not a violation. */
+static __always_inline void count_stable_dirtied(struct spt_totals *t, struct folio_file *ff,
+						 struct address_space *mapping)
+{
+	struct spt_dev_stats *ds = dev_stats_of(ff->dev, ff->sb, mapping);
+
+	t->stable_dirtied++;
+	if (ds)
+		__sync_fetch_and_add(&ds->stable_dirtied, 1);
+}
+
+/* A violation, as its counters and streams see it. */
+struct violation {
+	__u64 now;      /* bpf_ktime_get_ns() */
+	__u64 pid_tgid;
+	__u32 kind;
+	__u32 generation;
+};
+
+/*
+ * The row of the current process on the violated file. Its creation also
+ * records the device's and the process's descriptions, so that the hot path
+ * is one lookup. NULL when the table is full: the violation is then counted
+ * for its device and its process directly.
+ */
+static __always_inline struct spt_writer_stats *
+writer_row(struct spt_totals *t, const struct violation *v, struct folio_file *ff,
+	   struct address_space *mapping)
+{
+	struct spt_writer_key key = { .dev = ff->dev, .tgid = v->pid_tgid >> 32,
+				      .ino = ff->inode->i_ino };
+	struct spt_writer_stats *w = bpf_map_lookup_elem(&writer_stats, &key);
+	struct spt_writer_stats init = { .generation = v->generation };
+	struct spt_dev_stats *ds;
+	struct spt_proc_stats *ps;
+
+	if (w)
+		return w;
+	ds = dev_stats_of(ff->dev, ff->sb, mapping);
+	ps = proc_stats_of_current();
+	/* NOEXIST: another CPU may have made it meanwhile */
+	bpf_map_update_elem(&writer_stats, &key, &init, BPF_NOEXIST);
+	w = bpf_map_lookup_elem(&writer_stats, &key);
+	if (w && ds && ps)
+		return w;
+	t->agg_dropped++;
+	if (w)
+		return w;
+	if (ds)
+		__sync_fetch_and_add(&ds->violations[v->kind], 1);
+	if (ps)
+		__sync_fetch_and_add(&ps->violations[v->kind], 1);
+	return NULL;
+}
+
+static __always_inline void count_violation(struct spt_totals *t, const struct violation *v,
+					    struct folio_file *ff, struct address_space *mapping)
+{
+	struct spt_writer_stats *w = writer_row(t, v, ff, mapping);
+
+	t->violations[v->kind]++;
+	if (w) {
+		__sync_fetch_and_add(&w->violations[v->kind], 1);
+		w->last_ns = v->now;
+	}
+}
+
+static __always_inline void stream_violation(struct spt_totals *t, const struct violation *v,
+					     struct folio_file *ff, struct folio *folio)
+{
+	struct block_device *bdev;
+	struct spt_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		t->events_lost++;
+		return;
+	}
+	e->ts_ns = v->now;
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->ino = ff->inode->i_ino;
+	/* fentry mode's page_mkwrite return has the folio as a number */
+	e->index = BPF_CORE_READ(folio, index);
+	e->pid = v->pid_tgid >> 32;
+	e->tid = (__u32)v->pid_tgid;
+	e->dev = ff->dev;
+	bdev = ff->sb->s_bdev;
+	e->bdev = bdev ? bdev->bd_dev : 0;
+	e->generation = v->generation;
+	e->kind = v->kind;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	/*
+	 * A wakeup per event costs an irq_work and a consumer wakeup each.
+	 * Wake the consumer only when a quarter of the ring is filled; it also
+	 * drains the ring every 100 ms by itself.
+	 */
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= RINGBUF_WAKEUP_BYTES ?
+				      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+#endif /* SPT_ACCOUNT_BPF_H */

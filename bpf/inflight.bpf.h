@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Violations in flight: each violated folio waits in inflight_violations
+ * for the end of its I/O, which times its would-stall (what the writer
+ * would have waited under stable pages); stall_horizons keeps each
+ * thread's charged stall a union of intervals.
+ */
+#ifndef SPT_INFLIGHT_BPF_H
+#define SPT_INFLIGHT_BPF_H
+
+/*
+ * A direct-mapped table, one slot per hash of the folio's address, not a
+ * hash map. Every violation inserts and every page of a completed write
+ * request looks up; a hash map insert takes a bucket lock and pops a free
+ * list shared across CPUs, where a slot is claimed with one compare-and-swap
+ * and an array lookup is a few instructions. A violated folio whose slot
+ * another one takes is evicted, untimed; folio is 0 in a free slot and
+ * INFLIGHT_BUSY while one CPU fills or empties it, so no entry is lost or
+ * counted twice. n_inflight_violations counts the occupied slots.
+ */
+struct inflight_violation {
+	__u64 folio;
+	__u64 ts_ns;
+	__u32 tgid;
+	__u32 tid;
+	__u32 dev;
+	__u32 kind;
+	__u32 epoch;
+	__u32 pad;
+};
+
+#define INFLIGHT_SLOTS_LOG2 16
+#define INFLIGHT_BUSY 1ULL /* a struct folio is never at an odd address */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << INFLIGHT_SLOTS_LOG2);
+	__type(key, __u32);
+	__type(value, struct inflight_violation);
+} inflight_violations SEC(".maps");
+
+/*
+ * Per thread: the end of the last would-stall it was charged for, in a
+ * 2-way set-associative table by thread id, not a hash map: every
+ * violation's end looks its thread up, and a set is a few instructions
+ * where a hash lookup hashes and walks a bucket. A thread that finds
+ * neither way its own takes the one that ended longer ago; the thread that
+ * had it loses its horizon and is charged its next interval whole: that
+ * only forgets an overlap, and it takes three threads live in one of the
+ * sets, where a direct-mapped row is lost to any two. Two threads of one
+ * set ending violations on two CPUs at the same moment may leave one's
+ * horizon under the other's id, which charges the next end of that one
+ * less by at most their overlap (docs/metrics.md).
+ */
+struct stall_horizon {
+	__u32 tid;
+	__u32 pad;
+	__u64 end_ns;
+};
+
+struct stall_horizon_set {
+	struct stall_horizon way[2];
+};
+
+#define STALL_HORIZON_SETS_LOG2 12
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << STALL_HORIZON_SETS_LOG2);
+	__type(key, __u32);
+	__type(value, struct stall_horizon_set);
+} stall_horizons SEC(".maps");
+
+/* The folio's slot in inflight_violations. Fibonacci hashing of its struct
+ * page index: large folios are aligned to their size, so the low bits
+ * alone would put them all on a few slots. */
+static __always_inline struct inflight_violation *inflight_slot(__u64 folio)
+{
+	__u32 i = fib_hash(folio >> 6, INFLIGHT_SLOTS_LOG2);
+
+	return bpf_map_lookup_elem(&inflight_violations, &i);
+}
+
+/*
+ * Remember when the folio was violated, to time it at the end of its I/O.
+ * The slot's occupant is evicted, untimed: the folio itself from an earlier
+ * cycle whose end was not seen (a folio is violated at most once a cycle),
+ * or another folio. A slot another CPU holds at this moment leaves this
+ * violation untimed.
+ */
+static __always_inline void track_violation(struct spt_totals *t, const struct violation *v,
+					    __u64 key, __u32 dev)
+{
+	struct inflight_violation *s = inflight_slot(key);
+	__u64 cur;
+
+	if (!s) {
+		t->would_stall_untimed++;
+		return;
+	}
+	cur = s->folio;
+	if (cur == INFLIGHT_BUSY ||
+	    __sync_val_compare_and_swap(&s->folio, cur, INFLIGHT_BUSY) != cur) {
+		t->would_stall_untimed++;
+		return;
+	}
+	if (cur)
+		t->would_stall_untimed++;
+	else
+		__sync_fetch_and_add(&n_inflight_violations, 1);
+	s->ts_ns = v->now;
+	s->tgid = v->pid_tgid >> 32;
+	s->tid = (__u32)v->pid_tgid;
+	s->dev = dev;
+	s->kind = v->kind;
+	s->epoch = pause_epoch;
+	/* Publish: an atomic exchange orders the stores above before it. */
+	__sync_lock_test_and_set(&s->folio, key);
+}
+
+/* Take the folio's entry out of inflight_violations, if it is there. False
+ * also for an entry from before a pause: it leaves, untimed. */
+static __always_inline bool take_violation(__u64 folio, struct inflight_violation *out)
+{
+	struct inflight_violation *s = inflight_slot(folio);
+	struct spt_totals *t;
+
+	if (!s || s->folio != folio ||
+	    __sync_val_compare_and_swap(&s->folio, folio, INFLIGHT_BUSY) != folio)
+		return false;
+	*out = *s;
+	__sync_lock_test_and_set(&s->folio, 0);
+	__sync_fetch_and_add(&n_inflight_violations, -1);
+	if (out->epoch == pause_epoch)
+		return true;
+	t = get_totals();
+	if (t)
+		t->would_stall_untimed++;
+	return false;
+}
+
+/* A violation: counted, tracked until its I/O ends, streamed.
+ * @folio: its address (a number, not a BTF pointer: fexit has no other). */
+static __always_inline void record_violation(struct spt_totals *t, __u64 folio,
+					     struct address_space *mapping, struct folio_file *ff,
+					     __u32 kind)
+{
+	struct violation v = {
+		.now = bpf_ktime_get_ns(),
+		.pid_tgid = bpf_get_current_pid_tgid(),
+		.kind = kind,
+		.generation = ff->inode->i_generation,
+	};
+
+	count_violation(t, &v, ff, mapping);
+	track_violation(t, &v, folio, ff->dev);
+	if (stream_events)
+		stream_violation(t, &v, ff, (struct folio *)folio);
+}
+
+/* The thread's way in its set of stall_horizons; a way it did not have is
+ * taken from the thread that ended longer ago, with no horizon yet. */
+static __always_inline struct stall_horizon *stall_horizon_of(__u32 tid)
+{
+	__u32 set = fib_hash(tid, STALL_HORIZON_SETS_LOG2);
+	struct stall_horizon_set *s = bpf_map_lookup_elem(&stall_horizons, &set);
+	struct stall_horizon *h;
+
+	if (!s) {
+		/* A table cut short for tests (SPT_STALL_HORIZON_SETS=1): the
+		 * threads share set 0. */
+		set = 0;
+		s = bpf_map_lookup_elem(&stall_horizons, &set);
+		if (!s)
+			return NULL;
+	}
+	if (s->way[0].tid == tid)
+		return &s->way[0];
+	if (s->way[1].tid == tid)
+		return &s->way[1];
+	h = s->way[0].end_ns <= s->way[1].end_ns ? &s->way[0] : &s->way[1];
+	h->tid = tid;
+	h->end_ns = 0;
+	return h;
+}
+
+/*
+ * The folio's I/O ended (at *completed, read if 0). The histogram gets each
+ * violation's own would-stall. The process is charged the union, per
+ * thread, of [violation, end of its I/O]: a thread held on one folio is not
+ * held again by another whose I/O overlaps, and summing would predict more
+ * stall than there is time. Completions come in end order, so each
+ * interval adds what it extends past the thread's last end; two CPUs
+ * completing for one thread at once may count an overlap twice.
+ */
+static __always_inline void end_violation(__u64 folio, __u64 *completed)
+{
+	struct inflight_violation done;
+	struct stall_horizon *horizon;
+	struct spt_proc_stats *ps;
+	__u64 from, now;
+
+	if (!take_violation(folio, &done))
+		return;
+	now = completion_time(completed);
+	from = done.ts_ns;
+	done.ts_ns = now > done.ts_ns ? now - done.ts_ns : 0;
+	hist_add(done.dev, SPT_HIST_WOULD_STALL, done.kind, done.ts_ns);
+	horizon = stall_horizon_of(done.tid);
+	if (horizon) {
+		if (horizon->end_ns > from)
+			from = horizon->end_ns;
+		if (now > horizon->end_ns)
+			horizon->end_ns = now;
+	}
+	ps = bpf_map_lookup_elem(&proc_stats, &done.tgid);
+	if (ps && now > from)
+		__sync_fetch_and_add(&ps->would_stall_ns, now - from);
+}
+
+#endif /* SPT_INFLIGHT_BPF_H */
