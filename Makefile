@@ -34,8 +34,9 @@ all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/switchcost $(OUTPUT)/pau
 $(OUTPUT):
 	$(Q)mkdir -p $@
 
-# The tracer's BPF objects in bpf/, the benchmark's (loaded by progcost) in tools/.
-vpath %.bpf.c bpf tools
+# The tracer's BPF objects in bpf/, the benchmark's (loaded by progcost) in
+# bench/, the lab's reproducer in lab/.
+vpath %.bpf.c bpf bench lab
 
 $(OUTPUT)/%.bpf.o: %.bpf.c | $(OUTPUT)
 	$(call msg,BPF,$@)
@@ -66,8 +67,13 @@ $(OUTPUT)/unit_tests: $(UNIT_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-# The benchmark's and tests' helpers: one C file each in tools/.
-$(OUTPUT)/%: tools/%.c | $(OUTPUT)
+# The workload generator (workload/) and the benchmark's helpers (bench/):
+# one C file each.
+$(OUTPUT)/%: workload/%.c | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -pthread $< $(TOOL_LIBS) -o $@
+
+$(OUTPUT)/%: bench/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -pthread $< $(TOOL_LIBS) -o $@
 
@@ -76,52 +82,52 @@ $(OUTPUT)/progcost: TOOL_LIBS = $(LIBBPF_LIBS)
 unit: $(OUTPUT)/unit_tests
 
 deps:
-	$(Q)tools/install-deps.sh
+	$(Q)scripts/install-deps.sh
 
 vmlinux:
-	$(Q)tools/gen-vmlinux.sh vmlinux/$(ARCH)/vmlinux.h
+	$(Q)scripts/gen-vmlinux.sh vmlinux/$(ARCH)/vmlinux.h
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/demo.sh $(OUTPUT)
+	$(Q)scripts/demo.sh $(OUTPUT)
 
 # promtool, node_exporter and curl for the metrics tests; mkfs.vfat for the guest's vfat tests.
 TEST_PACKAGES := prometheus prometheus-node-exporter curl dosfstools
 
 # Every test: the host kernel's suite, then the same suite in the QEMU guest.
 test:
-	$(Q)tools/install-deps.sh $(TEST_PACKAGES)
+	$(Q)scripts/install-deps.sh $(TEST_PACKAGES)
 	$(Q)$(MAKE) --no-print-directory all unit
 	$(Q)tests/all.sh $(OUTPUT)
 
 # The host part only (a quick run while developing).
 test-host:
-	$(Q)tools/install-deps.sh $(TEST_PACKAGES)
+	$(Q)scripts/install-deps.sh $(TEST_PACKAGES)
 	$(Q)$(MAKE) --no-print-directory all unit
 	$(Q)SPT_NO_VM=1 tests/all.sh $(OUTPUT)
 
 # The suite again inside a QEMU guest on Debian's current kernel (6.1).
 vmtest:
-	$(Q)tools/install-deps.sh $(TEST_PACKAGES)
+	$(Q)scripts/install-deps.sh $(TEST_PACKAGES)
 	$(Q)$(MAKE) --no-print-directory all unit
-	$(Q)tools/vmtest.sh
+	$(Q)lab/vmtest.sh
 
 bench:
-	$(Q)tools/install-deps.sh bpftrace time
+	$(Q)scripts/install-deps.sh bpftrace time
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/bench.sh $(OUTPUT)
+	$(Q)bench/bench.sh $(OUTPUT)
 
 # Each tracepoint program of this tree against BASE's (a git revision, or a
 # built .bpf.o), on the same events: make bench-progs BASE=HEAD~3
 BASE ?= HEAD
 bench-progs:
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/bench-progs.sh $(OUTPUT) $(BASE)
+	$(Q)bench/bench-progs.sh $(OUTPUT) $(BASE)
 
 # What the tracer adds to each context switch (sched_switch), side by side.
 bench-switch:
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/bench-switch.sh $(OUTPUT)
+	$(Q)bench/bench-switch.sh $(OUTPUT)
 
 install: all
 	install -D -m 0755 $(OUTPUT)/stablepage-trace $(DESTDIR)$(PREFIX)/sbin/stablepage-trace

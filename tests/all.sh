@@ -1,6 +1,6 @@
 #!/bin/bash
 # make test: the suite on the running kernel, then again inside a QEMU guest
-# on Debian's 6.1 kernel (tools/vmtest.sh), where trampolines and the BPF LSM
+# on Debian's 6.1 kernel (lab/vmtest.sh), where trampolines and the BPF LSM
 # load, so the tests that skip here run there. Ends with one combined
 # "N passed, N failed" line. SPT_NO_VM=1 runs the host part only.
 set -u
@@ -29,7 +29,7 @@ tests/run.sh "$build" 2>&1 | tee "$log"
 tally "host $(uname -r)"
 host_summary=$(tail -n1 "$log")
 if [ "${SPT_NO_VM:-0}" != 1 ]; then
-	tools/vmtest.sh 2>&1 | sed 's/^/guest: /' | tee "$log"
+	lab/vmtest.sh 2>&1 | sed 's/^/guest: /' | tee "$log"
 	sed -i 's/^guest: //' "$log"
 	echo "# host: $host_summary"
 	tally "guest (QEMU TCG, Debian cloud kernel)"

@@ -164,7 +164,7 @@ sched_switch_attached() {
 
 # The benchmark asserts no timing; this only keeps its harness working.
 @test "make bench-switch's harness completes: one short repetition of each configuration" {
-	run env BENCH_REPS=1 BENCH_TRIPS=2000 "$ROOT/tools/bench-switch.sh" "$BUILD"
+	run env BENCH_REPS=1 BENCH_TRIPS=2000 "$ROOT/bench/bench-switch.sh" "$BUILD"
 	assert_success
 	assert_output --regexp $'\nnone +[0-9.]+ +0\.0 '
 	assert_output --regexp $'\nquiet +[0-9.]+ +-?[0-9.]+ '
@@ -176,12 +176,12 @@ sched_switch_attached() {
 
 # Tracepoint mode: the harness starts tracers under running writers, and
 # patching trampolines under them hangs the 6.1 guest under QEMU's
-# multi-threaded TCG (docs/semantics.md; tools/vmtest.sh runs single-threaded
+# multi-threaded TCG (docs/semantics.md; lab/vmtest.sh runs single-threaded
 # TCG, VMTEST_ACCEL may not); on the host auto is tracepoint mode anyway.
 @test "make bench's harness completes: whole runs and alternating windows, a few of each" {
 	run env BENCH_REPS=1 BENCH_STATS_EVERY=1 BENCH_SECS=1 BENCH_WINDOW_RUNS=2 BENCH_PAIRS=2 \
 		BENCH_CONTROL_EVERY=2 BENCH_ATTACH_MODE=tracepoint BENCH_CONFIGS="quiet json empty" BENCH_EMPTY_COPIES=2 \
-		BENCH_PROFILES=A "$ROOT/tools/bench.sh" "$BUILD"
+		BENCH_PROFILES=A "$ROOT/bench/bench.sh" "$BUILD"
 	assert_success
 	# calibrated by our own empty programs, with or without bpftrace
 	assert_output --regexp "an empty program's run time: [1-9][0-9]* ns"
@@ -204,7 +204,7 @@ sched_switch_attached() {
 }
 
 @test "make bench-progs' harness completes: two builds on the same events, both attach orders" {
-	run env BENCH_REPS=1 BENCH_SECS=1 BENCH_PROFILES=A "$ROOT/tools/bench-progs.sh" "$BUILD" \
+	run env BENCH_REPS=1 BENCH_SECS=1 BENCH_PROFILES=A "$ROOT/bench/bench-progs.sh" "$BUILD" \
 		"$BUILD/stablepage.bpf.o"
 	assert_success
 	assert_output --regexp $'\nA +tp_writeback_dirty_folio +[1-9][0-9]* +[0-9.]+ +[0-9.]+ +[0-9.]+\n'

@@ -2,7 +2,7 @@
 # Runs a command inside a QEMU guest booted on Debian's 6.1 kernel, with the
 # host's root filesystem shared read-only over 9p (no rootfs to build), and
 # returns the command's output and exit status.
-#   tools/vmtest.sh [CMD...]     default: tests/run.sh in the guest
+#   lab/vmtest.sh [CMD...]     default: tests/run.sh in the guest
 # (any command runs with loop, ext4, xfs, btrfs and vfat loaded from the guest
 # kernel's modules)
 # Software emulation only (-accel tcg): KVM guests hang on these machines.
@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 [ "$(id -u)" = 0 ] || { echo "vmtest: needs root" >&2; exit 1; }
-tools/install-deps.sh qemu-system-x86 busybox-static cpio kmod
+scripts/install-deps.sh qemu-system-x86 busybox-static cpio kmod
 
 cache=$top/.cache/vm
 # VMTEST_KPKG: another 6.1 package (without -unsigned), e.g. linux-image-6.1.0-47-amd64
@@ -98,7 +98,7 @@ fi
 # Single-threaded TCG (both vCPUs on one host thread): under multi-threaded
 # TCG (QEMU 7.2) a vCPU stayed stuck at the first byte of a function whose
 # trampoline had just been detached under running writers, though memory
-# held the NOP again: tools/patch-cycles.sh reproduces it within two cycles,
+# held the NOP again: lab/patch-cycles.sh reproduces it within two cycles,
 # single-threaded it ran every cycle, and CI's lockups looked the same
 # (docs/semantics.md).
 # VMTEST_ACCEL=tcg,thread=multi brings it back.

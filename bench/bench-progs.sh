@@ -2,7 +2,7 @@
 # make bench-progs BASE=REV: what each tracepoint program of this tree costs
 # next to BASE's (a git revision, built here from its own Makefile, or a
 # built .bpf.o), on the very same events. Both builds are attached together
-# (tools/progcost.c) while the reproducer runs on a scratch loop-backed ext4,
+# (bench/progcost.c) while the reproducer runs on a scratch loop-backed ext4,
 # with kernel.bpf_stats_enabled on (restored after); every repetition runs
 # both attach orders, since the first build on an event takes its cache
 # misses. Both trace the loop device only (progcost -d), as make bench's
@@ -18,7 +18,7 @@ reps=${BENCH_REPS:-3} secs=${BENCH_SECS:-3} threads=${BENCH_THREADS:-4}
 profiles=${BENCH_PROFILES:-A B}
 this=$build/stablepage.bpf.o
 
-. tools/scratch.bash
+. scripts/lib.bash
 work=$(mktemp -d /tmp/stablepage-bench-progs.XXXX)
 loop='' mnt='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {

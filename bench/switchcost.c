@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * switchcost: what one context switch costs, for tools/bench-switch.sh.
+ * switchcost: what one context switch costs, for bench/bench-switch.sh.
  * Two processes pinned to one CPU bounce a byte over two pipes: each round
  * trip is two voluntary switches (and four pipe syscalls). Prints the mean
  * nanoseconds per switch.

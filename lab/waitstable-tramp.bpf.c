@@ -2,7 +2,7 @@
 /*
  * Empty fentry and fexit programs on folio_wait_stable(), which every
  * buffered write() calls. Attached and detached under writers (progcost -a
- * -p, driven by tools/patch-cycles.sh) they hung the 6.1 guest under QEMU's
+ * -p, driven by lab/patch-cycles.sh) they hung the 6.1 guest under QEMU's
  * multi-threaded TCG within two cycles: the reproducer behind the lab's
  * single-threaded TCG (docs/semantics.md). Loads only where trampolines do.
  */

@@ -15,11 +15,11 @@
 # Prints medians and ratios to "none" from this one run. Asserts no timing.
 # Then, per profile, quiet and json again in alternating windows of short
 # workload runs: the tracer paused (SIGUSR1, tracepoint programs detached) and let
-# go on (SIGUSR2) by tools/pausebench.c, a traced and an untraced window side
+# go on (SIGUSR2) by bench/pausebench.c, a traced and an untraced window side
 # by side in each pair, which resolves a small cost far sooner than whole
 # runs; "none" there is the control, no tracer and both windows untraced.
 # BENCH_CONFIGS=empty adds windows with BENCH_EMPTY_COPIES (8) copies of
-# empty programs on the tracer's tracepoints (tools/emptyprogs.bpf.c, by
+# empty programs on the tracer's tracepoints (bench/emptyprogs.bpf.c, by
 # progcost -p): the floor, what attaching costs before any program body.
 # Environment: BENCH_REPS (default 5), BENCH_SECS (default 3), BENCH_THREADS (4),
 # BENCH_CONFIGS (default: all; "none" is always run), BENCH_PROFILES ("A B"),
@@ -44,7 +44,7 @@ control_every=${BENCH_CONTROL_EVERY:-1}
 [[ $control_every =~ ^[1-9][0-9]*$ ]] || { echo "bench: BENCH_CONTROL_EVERY: a positive number, not '$control_every'" >&2; exit 2; }
 mode=(--attach-mode "$attach_mode")
 
-. tools/scratch.bash
+. scripts/lib.bash
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
 shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
 loop='' mnt='' tracer='' wac_pid='' tracefs_mounted='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
@@ -178,7 +178,7 @@ rotation() {
 
 # What run-time accounting itself adds to every run (two clock reads and
 # the counters): the run time of an empty program, of the tracer's own kind
-# (tp_btf) on its tracepoints (tools/emptyprogs.bpf.c, by progcost), under
+# (tp_btf) on its tracepoints (bench/emptyprogs.bpf.c, by progcost), under
 # profile A; bpftrace's on a classic tracepoint once stood in for it, and
 # without bpftrace the floor was 0. NET%CPU subtracts it from each of our runs.
 floor_ns=0
@@ -251,12 +251,12 @@ ops_col() { awk -v p="$1" -v c="$2" '$1 == p && $2 == c && $16 == 0 { print $3 }
 # Paired ratios: each repetition's ops/s over the untraced run of the same
 # repetition (minutes apart at most, so slow drift of the shared machine
 # cancels); printed as "median q1-q3 lo-hi", lo-hi a 95% confidence interval
-# of the median (tools/median-ci.awk).
+# of the median (bench/median-ci.awk).
 paired() {
 	awk -v p="$1" -v c="$2" '$16 == 0 && $1 == p && $2 == "none" { base[$15] = $3 }
 		$16 == 0 && $1 == p && $2 == c { ops[$15] = $3 }
 		END { for (r in ops) if (base[r] > 0) printf "%.4f\n", ops[r] / base[r] }' "$results" |
-		sort -n | awk -f tools/median-ci.awk |
+		sort -n | awk -f bench/median-ci.awk |
 		awk '{ printf "%.3f %.3f-%.3f %.3f-%.3f\n", $1, $2, $3, $4, $5 } END { if (NR == 0) print "- - -" }'
 }
 

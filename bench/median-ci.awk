@@ -1,5 +1,5 @@
-# The median of numbers sorted ascending (one per line), for tools/bench.sh
-# and tools/bench-switch.sh: prints "median q1 q3 lo hi", q1/q3 the
+# The median of numbers sorted ascending (one per line), for bench/bench.sh
+# and bench/bench-switch.sh: prints "median q1 q3 lo hi", q1/q3 the
 # quartiles, lo-hi a 95% confidence interval of the median that assumes
 # nothing of the distribution: the j-th smallest and largest value, j the
 # largest with P(Binomial(n, 1/2) < j) <= 2.5% (from 6 values on; fewer

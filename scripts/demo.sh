@@ -6,7 +6,7 @@ build=${1:-build}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "demo: needs root: sudo make demo" >&2; exit 1; }
 
-. tools/scratch.bash
+. scripts/lib.bash
 work=$(mktemp -d /tmp/stablepage-demo.XXXX)
 loop='' mnt='' tracer=''
 cleanup() {

@@ -10,8 +10,8 @@
 #
 # Made to tell a guest's lockups apart (docs/semantics.md): under QEMU's
 # multi-threaded TCG the 6.1 guest hung within two cycles of
-#   VMTEST_ACCEL=tcg,thread=multi tools/vmtest.sh \
-#     env OBJ=build/waitstable-tramp.bpf.o STARTS=1 PAUSES=60 tools/patch-cycles.sh
+#   VMTEST_ACCEL=tcg,thread=multi lab/vmtest.sh \
+#     env OBJ=build/waitstable-tramp.bpf.o STARTS=1 PAUSES=60 lab/patch-cycles.sh
 # Environment: PROFILE (A), MODE (auto), OBJ (none), STARTS (10), PAUSES (20).
 set -euo pipefail
 build=${1:-build}
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "patch-cycles: needs root" >&2; exit 1; }
 profile=${PROFILE:-A} mode=${MODE:-auto} starts=${STARTS:-10} pauses=${PAUSES:-20}
 
-. tools/scratch.bash
+. scripts/lib.bash
 work=$(mktemp -d /tmp/patch-cycles.XXXX)
 loop='' mnt='' wac='' tracer=''
 cleanup() {

@@ -8,7 +8,7 @@
 #   allwaits  stablepage-trace -q --time-all-waits: sched_switch attached
 # Prints each configuration's median ns per switch and the median of its
 # paired differences to "none", with a distribution-free 95% confidence
-# interval (tools/median-ci.awk, as tools/bench.sh). Asserts no timing.
+# interval (bench/median-ci.awk, as bench/bench.sh). Asserts no timing.
 # Environment: BENCH_REPS (default 12), BENCH_TRIPS (100000 round trips).
 set -euo pipefail
 build=${1:-build}
@@ -58,11 +58,11 @@ echo "stablepage-trace bench-switch: kernel $(uname -r), $(nproc) CPUs, switchco
 printf '%-9s %12s %14s %19s\n' CONFIG NS/SWITCH ADDED_NS ADDED_CI95
 for cfg in "${configs[@]}"; do
 	med=$(awk -v c="$cfg" '$2 == c { print $3 }' "$results" | sort -n |
-		awk -f tools/median-ci.awk | awk '{ print $1 }')
+		awk -f bench/median-ci.awk | awk '{ print $1 }')
 	# Paired: each repetition's ns/switch less the same repetition's untraced.
 	added=$(awk -v c="$cfg" '$2 == "none" { base[$1] = $3 } $2 == c { v[$1] = $3 }
 		END { for (r in v) printf "%.1f\n", v[r] - base[r] }' "$results" | sort -n |
-		awk -f tools/median-ci.awk | awk '{ printf "%.1f %.1f..%.1f\n", $1, $4, $5 }')
+		awk -f bench/median-ci.awk | awk '{ printf "%.1f %.1f..%.1f\n", $1, $4, $5 }')
 	# shellcheck disable=SC2086
 	printf '%-9s %12s %14s %19s\n' "$cfg" "$med" $added
 done

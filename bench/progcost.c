@@ -10,9 +10,9 @@
  * must be on).
  *
  * The builds run one after the other on each event, and the first takes the
- * cache misses on the event's data: tools/bench-progs.sh runs every order.
+ * cache misses on the event's data: bench/bench-progs.sh runs every order.
  *
- * -p: pausable, for tools/pausebench.c (make bench's "empty" windows): says
+ * -p: pausable, for bench/pausebench.c (make bench's "empty" windows): says
  * "Tracing ..." on stderr once attached, detaches every program on SIGUSR1
  * ("Tracing paused") and attaches them again on SIGUSR2 ("Tracing goes
  * on"), and reports on SIGINT or SIGTERM instead of at the end of stdin.
@@ -20,10 +20,10 @@
  * each event.
  *
  * -a: every program of the objects, fentry/fexit ones included, not only
- * the tracepoint programs (tools/patch-cycles.sh with OBJ).
+ * the tracepoint programs (lab/patch-cycles.sh with OBJ).
  *
  * -d MAJ:MIN: the tracer's objects trace that block device only, as with
- * one --dev (tools/bench-progs.sh: the scratch loop device).
+ * one --dev (bench/bench-progs.sh: the scratch loop device).
  */
 #include <errno.h>
 #include <signal.h>
