@@ -1,12 +1,23 @@
 # stablepage-trace — see README.md. `make V=1` shows the commands.
+# `make` builds the tool and the workload generator; `make bench-tools` the
+# benchmarks' helpers. Out of tree: make OUTPUT=DIR. CFLAGS, CPPFLAGS and
+# LDFLAGS are honoured (e.g. those of dpkg-buildflags).
 OUTPUT ?= build
 PREFIX ?= /usr/local
 CLANG ?= clang
 LLVM_STRIP ?= llvm-strip
 BPFTOOL ?= bpftool
 CC ?= gcc
-ARCH := x86
 VERSION := 0.1.0
+
+# vmlinux/ has x86's types only, and the BPF programs read x86 syscall frames.
+MACHINE := $(shell uname -m)
+ARCH := $(if $(filter x86_64,$(MACHINE)),x86,$(MACHINE))
+ifneq ($(ARCH),x86)
+ifneq ($(filter-out clean deps,$(or $(MAKECMDGOALS),all)),)
+$(error this machine is $(MACHINE): stablepage-trace builds on x86_64 only (ARCH=x86, vmlinux/x86))
+endif
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -17,7 +28,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 CFLAGS ?= -O2 -g
-USER_CFLAGS := $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
+USER_CFLAGS := $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-MMD -MP -I$(OUTPUT) -Ibpf -Iuser -DSPT_VERSION='"$(VERSION)"'
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf -MMD -MP \
 	-Wall -Werror -Wno-unused-function
@@ -28,8 +39,17 @@ USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o hold.o)
 
 .PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest
-all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/switchcost $(OUTPUT)/pausebench \
-	$(OUTPUT)/progcost $(OUTPUT)/emptyprogs.bpf.o $(OUTPUT)/waitstable-tramp.bpf.o
+# The product: the tool and the workload generator.
+all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac
+
+# The benchmarks' helpers (bench/) and the lab's reproducer (lab/); the
+# tests run the benchmarks' harnesses too.
+BENCH_TOOLS := $(addprefix $(OUTPUT)/, progcost switchcost pausebench emptyprogs.bpf.o \
+	waitstable-tramp.bpf.o)
+.PHONY: bench-tools
+bench-tools: $(BENCH_TOOLS)
+
+.DELETE_ON_ERROR:
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -61,21 +81,21 @@ $(OUTPUT)/%.o: tests/unit/%.c | $(OUTPUT)
 
 $(OUTPUT)/stablepage-trace: $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBBPF_LIBS) -o $@
 
 $(OUTPUT)/unit_tests: $(UNIT_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
 
 # The workload generator (workload/) and the benchmark's helpers (bench/):
 # one C file each.
 $(OUTPUT)/%: workload/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -pthread $< $(TOOL_LIBS) -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $(LDFLAGS) -pthread $< $(TOOL_LIBS) -o $@
 
 $(OUTPUT)/%: bench/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -pthread $< $(TOOL_LIBS) -o $@
+	$(Q)$(CC) $(USER_CFLAGS) $(LDFLAGS) -pthread $< $(TOOL_LIBS) -o $@
 
 $(OUTPUT)/progcost: TOOL_LIBS = $(LIBBPF_LIBS)
 
@@ -97,36 +117,36 @@ TEST_PACKAGES := prometheus prometheus-node-exporter curl dosfstools
 # Every test: the host kernel's suite, then the same suite in the QEMU guest.
 test:
 	$(Q)scripts/install-deps.sh $(TEST_PACKAGES)
-	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)$(MAKE) --no-print-directory all unit bench-tools
 	$(Q)tests/all.sh $(OUTPUT)
 
 # The host part only (a quick run while developing).
 test-host:
 	$(Q)scripts/install-deps.sh $(TEST_PACKAGES)
-	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)$(MAKE) --no-print-directory all unit bench-tools
 	$(Q)SPT_NO_VM=1 tests/all.sh $(OUTPUT)
 
 # The suite again inside a QEMU guest on Debian's current kernel (6.1).
 vmtest:
 	$(Q)scripts/install-deps.sh $(TEST_PACKAGES)
-	$(Q)$(MAKE) --no-print-directory all unit
-	$(Q)lab/vmtest.sh
+	$(Q)$(MAKE) --no-print-directory all unit bench-tools
+	$(Q)VMTEST_BUILD=$(OUTPUT) lab/vmtest.sh
 
 bench:
 	$(Q)scripts/install-deps.sh bpftrace time
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all bench-tools
 	$(Q)bench/bench.sh $(OUTPUT)
 
 # Each tracepoint program of this tree against BASE's (a git revision, or a
 # built .bpf.o), on the same events: make bench-progs BASE=HEAD~3
 BASE ?= HEAD
 bench-progs:
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all bench-tools
 	$(Q)bench/bench-progs.sh $(OUTPUT) $(BASE)
 
 # What the tracer adds to each context switch (sched_switch), side by side.
 bench-switch:
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all bench-tools
 	$(Q)bench/bench-switch.sh $(OUTPUT)
 
 install: all

@@ -2,15 +2,17 @@
 # Runs a command inside a QEMU guest booted on Debian's 6.1 kernel, with the
 # host's root filesystem shared read-only over 9p (no rootfs to build), and
 # returns the command's output and exit status.
-#   lab/vmtest.sh [CMD...]     default: tests/run.sh in the guest
+#   lab/vmtest.sh [CMD...]     default: tests/run.sh in the guest, on the
+#                              build in $VMTEST_BUILD (default build)
 # (any command runs with loop, ext4, xfs, btrfs and vfat loaded from the guest
 # kernel's modules)
 # Software emulation only (-accel tcg): KVM guests hang on these machines.
-# Environment: VMTEST_ACCEL, VMTEST_TIMEOUT (3000 s), VMTEST_CONSOLE, VMTEST_KPKG.
+# Environment: VMTEST_BUILD, VMTEST_ACCEL, VMTEST_TIMEOUT (3000 s), VMTEST_CONSOLE, VMTEST_KPKG.
 # The kernel package is fetched with apt-get download and cached in .cache/vm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
+build=${VMTEST_BUILD:-build}
 [ "$(id -u)" = 0 ] || { echo "vmtest: needs root" >&2; exit 1; }
 scripts/install-deps.sh qemu-system-x86 busybox-static cpio kmod
 
@@ -89,9 +91,9 @@ if [ $# -gt 0 ]; then
 	printf '%q ' "$@" >> "$results/cmd"
 else
 	# Default: the project's own suite against the guest kernel.
-	cat >> "$results/cmd" <<-'EOF'
-	echo "# guest kernel $(uname -r)"
-	tests/run.sh build
+	cat >> "$results/cmd" <<-EOF
+	echo "# guest kernel \$(uname -r)"
+	tests/run.sh $(printf %q "$build")
 	EOF
 fi
 

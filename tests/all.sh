@@ -29,7 +29,7 @@ tests/run.sh "$build" 2>&1 | tee "$log"
 tally "host $(uname -r)"
 host_summary=$(tail -n1 "$log")
 if [ "${SPT_NO_VM:-0}" != 1 ]; then
-	lab/vmtest.sh 2>&1 | sed 's/^/guest: /' | tee "$log"
+	VMTEST_BUILD=$build lab/vmtest.sh 2>&1 | sed 's/^/guest: /' | tee "$log"
 	sed -i 's/^guest: //' "$log"
 	echo "# host: $host_summary"
 	tally "guest (QEMU TCG, Debian cloud kernel)"

@@ -3,7 +3,10 @@
 set -u
 build=${1:-build}
 cd "$(dirname "$0")/.."
-export SPT_BUILD=$PWD/$build
+case $build in
+/*) export SPT_BUILD=$build ;;
+*) export SPT_BUILD=$PWD/$build ;;
+esac
 log=$(mktemp)
 suites=${SPT_SUITES:-tests/*.bats}
 # A hung test fails (and its teardown cleans up) instead of hanging the run;
