@@ -39,8 +39,9 @@ USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o hold.o)
 
 .PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest
-# The product: the tool and the workload generator.
-all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac
+# The product: the tool, the workload generator, the list of the tool's
+# BPF programs (for the tests and benchmarks).
+all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/attach-points.txt
 
 # The benchmarks' helpers (bench/) and the lab's reproducer (lab/); the
 # tests run the benchmarks' harnesses too.
@@ -98,6 +99,15 @@ $(OUTPUT)/%: bench/%.c | $(OUTPUT)
 	$(Q)$(CC) $(USER_CFLAGS) $(LDFLAGS) -pthread $< $(TOOL_LIBS) -o $@
 
 $(OUTPUT)/progcost: TOOL_LIBS = $(LIBBPF_LIBS)
+
+# The names of the tool's BPF programs, one a line, from the attach-point
+# lists of bpf/stablepage.h (scripts/attach-points.c).
+$(OUTPUT)/attach-points.txt: scripts/attach-points.c bpf/stablepage.h | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)$(CC) -E -P -Ibpf $< -o $@.i
+	$(Q)tr ' ' '\n' < $@.i | sed -n 's/^spt_prog=//p' > $@
+	$(Q)rm -f $@.i
+	$(Q)test -s $@ || { echo "$@: no program names" >&2; exit 1; }
 
 unit: $(OUTPUT)/unit_tests
 
