@@ -20,10 +20,10 @@ this=$build/stablepage.bpf.o
 
 . scripts/lib.bash
 work=$(mktemp -d /tmp/stablepage-bench-progs.XXXX)
-loop='' mnt='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
+CLEANUP_FILE=$work/cleanup stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
 	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
-	scratch_remove
+	run_cleanup
 	[ -n "${KEEP:-}" ] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -39,7 +39,8 @@ else
 	base=$rev
 fi
 
-scratch_ext4 "$work" 1G
+scratch_fs "$work" 1G ext4
+loop=$LOOP mnt=$MNT
 # Both builds trace the loop device only, as make bench's tracer (--dev).
 majmin=$(lsblk -dno MAJ:MIN "$loop" | tr -d ' ')
 sysctl -qw kernel.bpf_stats_enabled=1

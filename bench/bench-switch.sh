@@ -13,6 +13,7 @@
 set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
+. scripts/lib.bash
 [ "$(id -u)" = 0 ] || { echo "bench-switch: needs root: sudo make bench-switch" >&2; exit 1; }
 reps=${BENCH_REPS:-12} trips=${BENCH_TRIPS:-100000}
 spt=$build/stablepage-trace
@@ -30,10 +31,7 @@ run() {
 	allwaits) "$spt" -q --time-all-waits > /dev/null 2> "$results.err" & tracer=$! ;;
 	esac
 	if [ -n "$tracer" ]; then
-		until grep -q '^Tracing' "$results.err"; do
-			kill -0 "$tracer" 2> /dev/null || { cat "$results.err" >&2; exit 1; }
-			sleep 0.01
-		done
+		WAIT_POLL=0.01 wait_for_lines "$tracer" 1 '^Tracing' "$results.err" || { cat "$results.err" >&2; exit 1; }
 	fi
 	ns=$("$build/switchcost" "$trips")
 	if [ -n "$tracer" ]; then

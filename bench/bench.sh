@@ -47,19 +47,22 @@ mode=(--attach-mode "$attach_mode")
 . scripts/lib.bash
 work=$(mktemp -d /tmp/stablepage-bench.XXXX)
 shm=$(mktemp -d /dev/shm/stablepage-bench.XXXX)
-loop='' mnt='' tracer='' wac_pid='' tracefs_mounted='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
+CLEANUP_FILE=$work/cleanup tracer='' wac_pid='' tracefs_mounted='' stats_old=$(sysctl -n kernel.bpf_stats_enabled)
 cleanup() {
 	[ -n "$tracer" ] && { stop_tracer || true; }
 	[ -n "$wac_pid" ] && { kill -INT "$wac_pid"; wait "$wac_pid" || true; }
 	sysctl -qw kernel.bpf_stats_enabled="$stats_old"
 	[ -n "$tracefs_mounted" ] && umount /sys/kernel/tracing
-	scratch_remove
+	run_cleanup
 	rm -rf "$work" "$shm"
 }
 trap cleanup EXIT
 trap 'echo "bench: failed at line $LINENO (exit $?)" >&2' ERR
 
-scratch_ext4 "$work" 1G
+scratch_fs "$work" 1G ext4
+loop=$LOOP mnt=$MNT
+# Our programs, for their run time (bpf_run_stats).
+ours_regex=$(attach_points_regex "$build")
 
 configs="none ${BENCH_CONFIGS:-quiet json enforce bpftrace}"
 configs=${configs/ bpftrace/}
@@ -95,10 +98,7 @@ start_tracer() {
 	esac
 	tracer=$!
 	t0=$(date +%s%N)
-	until grep -q "$marker" "$shm/err" "$shm/out" 2> /dev/null; do
-		kill -0 "$tracer" 2> /dev/null || { cat "$shm/err" >&2; exit 1; }
-		sleep 0.005
-	done
+	WAIT_POLL=0.005 wait_for_lines "$tracer" 1 "$marker" "$shm/err" "$shm/out" || { cat "$shm/err" >&2; exit 1; }
 	t1=$(date +%s%N)
 	[ "$marker" = '^Attaching' ] && sleep 0.5 # bpftrace: "Attaching" precedes the attach
 	attach_ms=$(((t1 - t0) / 1000000))
@@ -131,10 +131,10 @@ stop_tracer() {
 # that less the accounting's own cost ($floor_ns per run) in ms;
 # one "PROFILE CONFIG name ns_per_run runs" line per program to $progs.
 bpf_run_stats() {
-	local ours names='^(tp_(writeback_di|folio_wait_w|sched_switch|block_rq_com)|fentry_folio_en)'
+	local ours names=$ours_regex
 	# bpftrace names its programs after the tracepoints (15 characters).
 	[ "$cfg" = bpftrace ] && names='^(writeback_dirty|folio_wait_writ)$'
-	# One snapshot for both outputs; fentry_ is our fentry-mode program.
+	# One snapshot for both outputs.
 	ours=$(bpftool prog show -j | jq -c --arg names "$names" '[.[] | select(.name | test($names))]')
 	jq -r --arg p "$profile" --arg c "$cfg" '.[] |
 		"\($p) \($c) \(.name) \(if .run_cnt > 0 then (.run_time_ns / .run_cnt | floor) else "-" end) \(.run_cnt // 0)"' \

@@ -21,16 +21,17 @@ profile=${PROFILE:-A} mode=${MODE:-auto} starts=${STARTS:-10} pauses=${PAUSES:-2
 
 . scripts/lib.bash
 work=$(mktemp -d /tmp/patch-cycles.XXXX)
-loop='' mnt='' wac='' tracer=''
+CLEANUP_FILE=$work/cleanup wac='' tracer=''
 cleanup() {
 	for pid in $tracer $wac; do
 		if kill -INT "$pid" 2> /dev/null; then wait "$pid" || true; fi
 	done
-	scratch_remove
+	run_cleanup
 	rm -rf "$work"
 }
 trap cleanup EXIT
-scratch_ext4 "$work" 512M
+scratch_fs "$work" 512M ext4
+loop=$LOOP mnt=$MNT
 if [ -n "${OBJ:-}" ]; then
 	tracer_cmd=("$build/progcost" -a -p "$OBJ")
 else
@@ -42,11 +43,7 @@ sleep 1
 
 # ack LINE N: until the tracer said LINE N times (60 s at most).
 ack() {
-	for _ in $(seq 1200); do
-		[ "$(grep -c "^$1" "$work/err")" -ge "$2" ] && return 0
-		kill -0 "$tracer" 2> /dev/null || break
-		sleep 0.05
-	done
+	WAIT_TRIES=1200 WAIT_POLL=0.05 wait_for_lines "$tracer" "$2" "^$1" "$work/err" && return 0
 	echo "patch-cycles: no '$1' #$2 from the tracer" >&2
 	cat "$work/err" >&2
 	exit 1

@@ -8,23 +8,21 @@ cd "$(dirname "$0")/.."
 
 . scripts/lib.bash
 work=$(mktemp -d /tmp/stablepage-demo.XXXX)
-loop='' mnt='' tracer=''
+CLEANUP_FILE=$work/cleanup tracer=''
 cleanup() {
 	if [ -n "$tracer" ] && kill -INT "$tracer" 2>/dev/null; then wait "$tracer" 2>/dev/null || true; fi
-	scratch_remove
+	run_cleanup
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-scratch_ext4 "$work" 512M
+scratch_fs "$work" 512M ext4
+loop=$LOOP mnt=$MNT
 echo "== scratch ext4 on $loop ($(mountpoint -d "$mnt")) mounted at $mnt, stable_writes=$(cat /sys/block/"${loop#/dev/}"/queue/stable_writes)"
 
 "$build"/stablepage-trace --dev "$loop" > "$work/trace.out" 2> "$work/trace.err" &
 tracer=$!
-until grep -q '^Tracing' "$work/trace.err"; do
-	kill -0 "$tracer" 2>/dev/null || { cat "$work/trace.err" >&2; exit 1; }
-	sleep 0.1
-done
+wait_for_lines "$tracer" 1 '^Tracing' "$work/trace.err" || { cat "$work/trace.err" >&2; exit 1; }
 echo "== profile B: 4 threads storing through a shared mapping + msync, 3 s"
 "$build"/wac -p B -t 4 -d 3 "$mnt/mmap.dat"
 echo "== profile A: 4 threads of pwrite() + sync_file_range, 3 s"

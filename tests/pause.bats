@@ -51,10 +51,7 @@ trampolines_unchanged() {
 
 # wait_for_line REGEX N: until REGEX matches N lines of the tracer's stderr.
 wait_for_line() {
-	for _ in $(seq 200); do
-		[ "$(grep -c "$1" "$TRACE_ERR")" -ge "$2" ] && return 0
-		sleep 0.05
-	done
+	WAIT_TRIES=200 WAIT_POLL=0.05 wait_for_lines "$TRACER_PID" "$2" "$1" "$TRACE_ERR" && return 0
 	echo "no acknowledgement '$1' #$2:" >&2
 	cat "$TRACE_ERR" >&2
 	return 1
