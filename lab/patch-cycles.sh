@@ -8,7 +8,8 @@
 # object, trampolines included) takes the tracer's place: each pause then
 # detaches them. Prints one line per start and "done" at the end.
 #
-# Made to tell a guest's lockups apart (docs/semantics.md): under QEMU's
+# Made to tell a guest's lockups apart
+# (docs/lab/2026-12-06-tcg-trampoline-lockup.md): under QEMU's
 # multi-threaded TCG the 6.1 guest hung within two cycles of
 #   VMTEST_ACCEL=tcg,thread=multi lab/vmtest.sh \
 #     env OBJ=build/waitstable-tramp.bpf.o STARTS=1 PAUSES=60 lab/patch-cycles.sh

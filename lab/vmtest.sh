@@ -102,7 +102,7 @@ fi
 # trampoline had just been detached under running writers, though memory
 # held the NOP again: lab/patch-cycles.sh reproduces it within two cycles,
 # single-threaded it ran every cycle, and CI's lockups looked the same
-# (docs/semantics.md).
+# (docs/semantics.md, docs/lab/2026-12-06-tcg-trampoline-lockup.md).
 # VMTEST_ACCEL=tcg,thread=multi brings it back.
 # loglevel=5 (not quiet) and softlockup_all_cpu_backtrace=1: a soft lockup's
 # stacks are printed at the default level (4), which quiet hides;

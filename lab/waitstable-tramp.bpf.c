@@ -4,7 +4,8 @@
  * buffered write() calls. Attached and detached under writers (progcost -a
  * -p, driven by lab/patch-cycles.sh) they hung the 6.1 guest under QEMU's
  * multi-threaded TCG within two cycles: the reproducer behind the lab's
- * single-threaded TCG (docs/semantics.md). Loads only where trampolines do.
+ * single-threaded TCG (docs/lab/2026-12-06-tcg-trampoline-lockup.md).
+ * Loads only where trampolines do.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
