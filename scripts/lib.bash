@@ -71,6 +71,7 @@ scratch_fs() {
 	MNT=$(mktemp -d -p "$dir" "mnt-$fstype.XXXX")
 	mount "$LOOP" "$MNT"
 	on_cleanup "umount $MNT"
+	# shellcheck disable=SC2034 # for the caller
 	DEV=$(mountpoint -d "$MNT")
 }
 
@@ -139,6 +140,7 @@ progcost_during() {
 	# progcost reports when its stdin closes: a FIFO held open meanwhile.
 	fifo=$(mktemp -u "${TMPDIR:-/tmp}/progcost.XXXXXX")
 	mkfifo "$fifo"
+	# shellcheck disable=SC2154 # $build: the caller's build directory
 	"$build/progcost" "${args[@]}" < "$fifo" > "$out" &
 	pid=$!
 	exec {fd}> "$fifo"
