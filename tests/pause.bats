@@ -102,8 +102,9 @@ wait_for_line() {
 
 # Pauses keep the trampolines: detaching and attaching them while writers ran
 # them hung the 6.1 guest under QEMU's multi-threaded TCG at once
-# (ext4_page_mkwrite under this load; docs/semantics.md). Started before the
-# writers, ended after them, so that this holds there too.
+# (ext4_page_mkwrite under this load;
+# docs/lab/2026-12-06-tcg-trampoline-lockup.md). Started before the writers,
+# ended after them, so that this holds there too.
 @test "fentry mode: 20 pauses under four mmap writers keep the trampolines attached and count nothing while paused" {
 	fentry_loads || skip "fentry programs do not load on this kernel (see: stablepage-trace features)"
 	make_fs ext4
