@@ -35,7 +35,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 
 USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse.o json.o prom.o \
-	enforce.o probe.o msg.o hold.o guardian.o)
+	enforce.o probe.o msg.o hold.o guardian.o points.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o hold.o)
 
 .PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest

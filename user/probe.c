@@ -23,28 +23,6 @@
 #define SYSFS_BTF "/sys/kernel/btf/vmlinux"
 #define SECURITYFS "/sys/kernel/security"
 
-const struct spt_tracepoint spt_tracepoints[SPT_NTRACEPOINTS] = {
-	{"btf_trace_writeback_dirty_folio", "writeback:writeback_dirty_folio", "5.16"},
-	{"btf_trace_folio_wait_writeback", "writeback:folio_wait_writeback", "5.16"},
-	{"btf_trace_sched_switch", "sched:sched_switch", "5.5"},
-	{"btf_trace_block_rq_complete", "block:block_rq_complete", "5.5"},
-};
-
-const struct spt_fentry_point spt_fentry_points[SPT_NFENTRY] = {
-	{"fentry_folio_end_writeback", "folio_end_writeback", SPT_FENTRY_WB_END},
-	{"fentry_folio_start_writeback", "__folio_start_writeback", SPT_FENTRY_WB_START},
-	{"fentry_folio_wait_writeback", "folio_wait_writeback", SPT_FENTRY_WAIT},
-	{"fexit_folio_wait_writeback", "folio_wait_writeback", SPT_FENTRY_WAIT},
-#define MKWRITE(fn) {"fentry_" #fn, #fn, SPT_FENTRY_MKWRITE}, {"fexit_" #fn, #fn, SPT_FENTRY_MKWRITE}
-	MKWRITE(filemap_page_mkwrite),
-	MKWRITE(block_page_mkwrite),
-	MKWRITE(iomap_page_mkwrite),
-	MKWRITE(ext4_page_mkwrite),
-	MKWRITE(xfs_filemap_page_mkwrite),
-	MKWRITE(btrfs_page_mkwrite),
-#undef MKWRITE
-};
-
 static void find_functions(const struct btf *btf, bool present[SPT_NFENTRY])
 {
 	for (size_t i = 0; i < SPT_NFENTRY; i++)
@@ -280,7 +258,7 @@ static void print_fentry_plan(const char *btf_path)
 		for (size_t i = 0; i < SPT_NFENTRY; i++)
 			/* fentry and fexit of one function: list it once */
 			if (spt_fentry_points[i].role == (enum spt_fentry_role)role &&
-			    strncmp(spt_fentry_points[i].prog, "fexit_", 6))
+			    !spt_fentry_points[i].fexit)
 				printf(" %s%s", spt_fentry_points[i].func, present[i] ? "" : " (absent)");
 		printf("\n");
 	}
