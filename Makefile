@@ -34,8 +34,9 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 	-Wall -Werror -Wno-unused-function
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 
-USER_OBJS := $(addprefix $(OUTPUT)/, stablepage-trace.o report.o resolve.o parse.o json.o prom.o \
-	enforce.o probe.o msg.o hold.o guardian.o points.o)
+USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o plan.o points.o tracer.o apply_plan.o events.o \
+	summary.o hold_glue.o report.o resolve.o parse.o json.o prom.o \
+	enforce.o probe.o msg.o hold.o guardian.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o hold.o)
 
 .PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest
@@ -69,7 +70,8 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # The loader embeds the BPF object through its skeleton.
-$(OUTPUT)/stablepage-trace.o: $(OUTPUT)/stablepage.skel.h
+$(addprefix $(OUTPUT)/, tracer.o apply_plan.o events.o summary.o hold_glue.o): \
+	$(OUTPUT)/stablepage.skel.h
 $(OUTPUT)/probe.o: $(OUTPUT)/probe.skel.h
 
 $(OUTPUT)/%.o: user/%.c | $(OUTPUT)

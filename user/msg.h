@@ -7,4 +7,7 @@
 
 void spt_vmsg(const char *suffix, const char *fmt, va_list ap);
 
+/* A runtime error: the line, then exit(1). */
+void spt_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
 #endif

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading the maps into a summary. A map can change while it is walked;
+ * each read is one snapshot per entry, and the caller detaches first for
+ * the final one so that it is consistent.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "resolve.h"
+#include "summary.h"
+#include "stablepage.skel.h"
+
+/* Where a map entry's key and value go in a row of the caller's array. */
+struct row_layout {
+	size_t size;
+	size_t key_off, key_size;
+	size_t val_off, val_size;
+};
+
+#define ROW_LAYOUT(type, keyfield, valfield)                                       \
+	((struct row_layout){ sizeof(type), offsetof(type, keyfield),              \
+			      sizeof(((type *)0)->keyfield), offsetof(type, valfield), \
+			      sizeof(((type *)0)->valfield) })
+
+/*
+ * Copies the entries of a hash map into a new array of rows (*rows, *n),
+ * at most max_entries of them. An entry deleted between finding its key
+ * and reading it ends the walk: what was read is kept. 0 or -ENOMEM.
+ */
+static int map_dump(const struct bpf_map *map, struct row_layout l, void **rows, size_t *n)
+{
+	size_t cap = bpf_map__max_entries(map);
+	char *base = calloc(cap, l.size);
+	void *prev = NULL;
+
+	*rows = base;
+	*n = 0;
+	if (!base)
+		return -ENOMEM;
+	while (*n < cap) {
+		char *row = base + *n * l.size;
+
+		if (bpf_map__get_next_key(map, prev, row + l.key_off, l.key_size) ||
+		    bpf_map__lookup_elem(map, row + l.key_off, l.key_size, row + l.val_off,
+					 l.val_size, 0))
+			break;
+		prev = row + l.key_off;
+		(*n)++;
+	}
+	return 0;
+}
+
+/*
+ * The label users know a device by: the block device's kernel name
+ * ("loop0"), also for a filesystem with an anonymous dev (btrfs) through
+ * its s_bdev; the superblock's s_id when there is no block device.
+ */
+static void device_label(const struct spt_summary *s, __u32 dev, char out[SPT_DEVNAME_LEN])
+{
+	for (size_t i = 0; i < s->ndevs; i++) {
+		const struct spt_dev_stats *ds = &s->devs[i].s;
+
+		if (s->devs[i].dev != dev)
+			continue;
+		if (ds->bdev) {
+			resolve_blockdev_name(ds->bdev, out, SPT_DEVNAME_LEN);
+			return;
+		}
+		if (ds->devname[0]) {
+			snprintf(out, SPT_DEVNAME_LEN, "%s", ds->devname);
+			return;
+		}
+	}
+	resolve_blockdev_name(dev, out, SPT_DEVNAME_LEN);
+}
+
+/* Appends hist_table's claimed rows to the hash map's (a key is in one). */
+static int read_hist_table(struct stablepage_bpf *skel, struct spt_summary *s)
+{
+	__u32 nrows = bpf_map__max_entries(skel->maps.hist_table);
+	struct hist_row *rows = realloc(s->hists, (s->nhists + nrows) * sizeof(*rows));
+
+	if (!rows)
+		return -ENOMEM;
+	s->hists = rows;
+	for (__u32 i = 0; i < nrows; i++) {
+		struct spt_hist_entry e;
+		int err = bpf_map__lookup_elem(skel->maps.hist_table, &i, sizeof(i), &e, sizeof(e), 0);
+
+		if (err)
+			return err;
+		if (!e.key_word)
+			continue;
+		memset(&rows[s->nhists], 0, sizeof(rows[0]));
+		rows[s->nhists].key = e.key;
+		rows[s->nhists++].h = e.h;
+	}
+	return 0;
+}
+
+/* The per-CPU totals, summed. */
+static int read_totals(struct stablepage_bpf *skel, struct spt_totals *sum)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct spt_totals *percpu;
+	__u32 zero = 0;
+	int err;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc(ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(skel->maps.totals, &zero, sizeof(zero), percpu,
+				   sizeof(*percpu) * ncpus, 0);
+	if (!err)
+		totals_sum(sum, percpu, ncpus);
+	free(percpu);
+	return err;
+}
+
+/* The rows of the hash maps; the writer rows folded into devices,
+ * processes and files. */
+static int read_rows(struct stablepage_bpf *skel, struct spt_summary *s)
+{
+	struct writer_row *writers = NULL;
+	size_t nwriters = 0;
+	int err;
+
+	err = map_dump(skel->maps.dev_stats, ROW_LAYOUT(struct dev_row, dev, s),
+		       (void **)&s->devs, &s->ndevs);
+	if (!err)
+		err = map_dump(skel->maps.proc_stats, ROW_LAYOUT(struct proc_row, pid, s),
+			       (void **)&s->procs, &s->nprocs);
+	if (!err)
+		err = map_dump(skel->maps.writer_stats, ROW_LAYOUT(struct writer_row, key, s),
+			       (void **)&writers, &nwriters);
+	if (!err)
+		err = map_dump(skel->maps.hists, ROW_LAYOUT(struct hist_row, key, h),
+			       (void **)&s->hists, &s->nhists);
+	if (!err)
+		err = fold_writers(s, writers, nwriters);
+	free(writers);
+	if (!err)
+		err = read_hist_table(skel, s);
+	return err;
+}
+
+int summary_read(struct stablepage_bpf *skel, struct spt_summary *s, size_t top)
+{
+	int err = read_totals(skel, &s->totals);
+
+	if (!err)
+		err = read_rows(skel, s);
+	if (err)
+		return err;
+	s->would_stall_pending = skel->bss->n_inflight_violations;
+	s->waits_pending = skel->bss->n_waiting;
+	for (size_t i = 0; i < s->ndevs; i++)
+		device_label(s, s->devs[i].dev, s->devs[i].device);
+	for (size_t i = 0; i < s->nhists; i++) {
+		hist_set_count(&s->hists[i].h);
+		device_label(s, s->hists[i].key.dev, s->hists[i].device);
+	}
+	sort_hists(s->hists, s->nhists);
+	sort_devs(s->devs, s->ndevs);
+	sort_procs(s->procs, s->nprocs);
+	sort_files(s->files, s->nfiles);
+	for (size_t i = 0; i < s->nfiles && i < top; i++) {
+		const char *p = resolve_path(s->files[i].key.dev, s->files[i].key.ino,
+					     s->files[i].s.generation);
+
+		s->files[i].path = p ? strdup(p) : NULL;
+	}
+	return 0;
+}
+
+void summary_free(struct spt_summary *s)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		free(s->files[i].path);
+	free(s->devs);
+	free(s->procs);
+	free(s->files);
+	free(s->hists);
+	memset(s, 0, sizeof(*s));
+}
