@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for the pure user-space parts: parsing, JSON, sorting, summaries. */
+/* Unit tests for the pure user-space parts: parsing, options, the plan, JSON, sorting,
+ * summaries. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,9 @@
 #include "prom.h"
 #include "report.h"
 #include "hold.h"
+#include "options.h"
+#include "plan.h"
+#include <unistd.h>
 
 static int failures, checks;
 
@@ -482,6 +486,266 @@ static void test_hold_tracker(void)
 	CHECK(h.npids == 4 && h.pids[0].pid == 10 && h.pids[0].holds == 2);
 }
 
+/* Options: argv as the shell would pass it (argp may permute it). The
+ * options point into argv: valid until the next call. */
+static int parse(struct options *o, enum spt_command cmd, const char *line)
+{
+	static char buf[512];
+	char *argv[32] = { "stablepage-trace" };
+	int argc = 1;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *tok = strtok(buf, " "); tok && argc < 31; tok = strtok(NULL, " "))
+		argv[argc++] = tok;
+	options_init(o, cmd);
+	return options_parse(o, argc, argv) || options_check(o);
+}
+
+static void test_options(void)
+{
+	static struct options o;
+	char line[64];
+
+	CHECK(!parse(&o, CMD_TRACE, "") && o.cmd == CMD_TRACE && o.top == 10 &&
+	      o.attach_mode == ATTACH_AUTO && o.action == SPT_ACTION_DELAY && o.max_delay == 1.0);
+	CHECK(!parse(&o, CMD_TRACE, "-d 10 -q --json --hist -i 500ms --top 3") && o.duration == 10 &&
+	      o.quiet && o.json && o.hist && o.interval == 0.5 && o.top == 3);
+	CHECK(!parse(&o, CMD_TRACE, "--attach-mode fentry") && o.attach_mode == ATTACH_FENTRY);
+	CHECK(!parse(&o, CMD_TRACE, "--attach-mode=tracepoint") && o.attach_mode == ATTACH_TRACEPOINT);
+	CHECK(parse(&o, CMD_TRACE, "--attach-mode bogus") &&
+	      !strcmp(o.error, "invalid --attach-mode 'bogus': auto, tracepoint or fentry"));
+	CHECK(parse(&o, CMD_TRACE, "-d soon -q") &&
+	      !strcmp(o.error, "invalid duration 'soon': use e.g. 10, 10s, 2m or 500ms"));
+	CHECK(parse(&o, CMD_TRACE, "-q --no-such-option") &&
+	      !strcmp(o.error, "unknown option or missing value: '--no-such-option'"));
+	CHECK(parse(&o, CMD_TRACE, "-d") && !strcmp(o.error, "unknown option or missing value: '-d'"));
+	CHECK(parse(&o, CMD_TRACE, "foo") && !strcmp(o.error, "unexpected argument 'foo'"));
+	CHECK(parse(&o, CMD_TRACE, "--comm 0123456789abcdef") && strstr(o.error, "invalid comm"));
+	snprintf(line, sizeof(line), "-p %d -p %d", getpid(), getpid());
+	CHECK(!parse(&o, CMD_TRACE, line) && o.npids == 2 && o.pids[1] == (uint32_t)getpid());
+	CHECK(parse(&o, CMD_TRACE, "-p 0") && strstr(o.error, "invalid pid '0'"));
+	/* The enforce options: only with enforce, and together. */
+	CHECK(parse(&o, CMD_TRACE, "--action kill") && strstr(o.error, "belong to 'stablepage-trace enforce'"));
+	CHECK(parse(&o, CMD_FEATURES, "--restore") && strstr(o.error, "belong to"));
+	CHECK(!parse(&o, CMD_ENFORCE, "--restore") && o.cmd == CMD_RESTORE);
+	CHECK(parse(&o, CMD_ENFORCE, "") && strstr(o.error, "enforce needs --native --dev DEV"));
+	CHECK(parse(&o, CMD_ENFORCE, "--native") && strstr(o.error, "needs --dev DEV"));
+	CHECK(parse(&o, CMD_ENFORCE, "--comm x --remount") &&
+	      !strcmp(o.error, "--remount and --persist belong to enforce --native"));
+	CHECK(!parse(&o, CMD_ENFORCE, "--comm pg --action kill --max-delay 200ms") &&
+	      o.cmd == CMD_ENFORCE && o.action == SPT_ACTION_KILL && o.max_delay == 0.2);
+	CHECK(parse(&o, CMD_ENFORCE, "--comm pg --action stop") &&
+	      !strcmp(o.error, "invalid --action 'stop': delay, kill or log"));
+	CHECK(parse(&o, CMD_ENFORCE, "--comm pg --max-delay 61") && strstr(o.error, "--max-delay '61'"));
+	CHECK(!strcmp(attach_mode_name(ATTACH_FENTRY), "fentry") &&
+	      !strcmp(action_name(SPT_ACTION_LOG), "log") &&
+	      !strcmp(write_hold_name(WRITE_HOLD_FMOD_RET), "fmod_ret"));
+}
+
+/* Kernels as probing would describe them. */
+static struct spt_features tracepoint_kernel(void)
+{
+	struct spt_features f = { .fentry_loads = false };
+
+	snprintf(f.fentry_fail, sizeof(f.fentry_fail), "load: Operation not permitted");
+	return f;
+}
+
+/* Is name one of the space-separated words of list? */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+/* Trampolines load; every listed function present but those named in
+ * absent ("page_mkwrite": none of the page_mkwrite functions). */
+static struct spt_features fentry_kernel(const char *absent)
+{
+	struct spt_features f = { .fentry_loads = true };
+
+	for (size_t i = 0; i < SPT_NFENTRY; i++)
+		f.fentry_present[i] = !listed(absent, spt_fentry_points[i].func) &&
+				      !(listed(absent, "page_mkwrite") &&
+					spt_fentry_points[i].role == SPT_FENTRY_MKWRITE);
+	snprintf(f.fmod_ret_fail, sizeof(f.fmod_ret_fail), "load: Invalid argument");
+	return f;
+}
+
+static int plan_for(struct spt_plan *p, enum spt_command cmd, const char *line,
+		    const struct spt_features *f)
+{
+	static struct options o;
+	char err[256];
+
+	if (parse(&o, cmd, line))
+		return -2;
+	return plan_make(&o, f, p, err, sizeof(err));
+}
+
+#define LOADED(p, prog) ((p)->load[SPT_PROG_##prog])
+#define FENTRY_LOADED(p, prog) ((p)->load[SPT_PROG_FENTRY0 + SPT_FX_##prog])
+
+static void test_plan_tracepoint(void)
+{
+	struct spt_features tp = tracepoint_kernel();
+	static struct spt_plan p;
+
+	CHECK(!plan_for(&p, CMD_TRACE, "", &tp) && p.mode == ATTACH_TRACEPOINT && !p.holding &&
+	      !strcmp(p.mode_why, "fentry does not load here: load: Operation not permitted"));
+	CHECK(LOADED(&p, tp_writeback_dirty_folio) && LOADED(&p, tp_folio_wait_writeback) &&
+	      p.attach[SPT_PROG_tp_writeback_dirty_folio]);
+	/* sched_switch loads, attached at the first writer's wait only. */
+	CHECK(LOADED(&p, tp_sched_switch) && !p.attach[SPT_PROG_tp_sched_switch] &&
+	      !p.switch_at_start && !p.wait_calls);
+	CHECK(LOADED(&p, tp_block_rq_complete) && p.rodata.walk_requests && !p.rodata.time_requests);
+	CHECK(!LOADED(&p, tp_signal_generate) && !LOADED(&p, lsm_file_permission) &&
+	      !LOADED(&p, fmod_file_permission));
+	for (size_t i = 0; i < SPT_NFENTRY; i++)
+		CHECK(!p.load[SPT_PROG_FENTRY0 + i]);
+	CHECK(p.rodata.stream_events && !p.rodata.hook_mkwrite && !p.rodata.time_wait_calls &&
+	      p.rodata.hold_action == SPT_ACTION_NONE && !p.rodata.index_writeback &&
+	      p.rodata.max_delay_ns == 1000000000ULL && !p.rodata.filter_pid);
+	CHECK(!plan_for(&p, CMD_TRACE, "-q", &tp) && !p.rodata.stream_events &&
+	      !p.rodata.time_requests);
+	CHECK(!plan_for(&p, CMD_TRACE, "-q --hist", &tp) && p.rodata.time_requests &&
+	      p.rodata.walk_requests);
+	CHECK(!plan_for(&p, CMD_TRACE, "--json", &tp) && p.rodata.time_requests);
+	CHECK(!plan_for(&p, CMD_TRACE, "--time-all-waits", &tp) && p.switch_at_start &&
+	      p.attach[SPT_PROG_tp_sched_switch]);
+	/* Asked for: no fentry even where it would load. */
+	struct spt_features fe = fentry_kernel(NULL);
+
+	CHECK(!plan_for(&p, CMD_TRACE, "--attach-mode tracepoint", &fe) &&
+	      p.mode == ATTACH_TRACEPOINT && !strcmp(p.mode_why, "as asked") &&
+	      !FENTRY_LOADED(&p, fentry_folio_end_writeback));
+}
+
+static void test_plan_forced_fentry(void)
+{
+	struct spt_features tp = tracepoint_kernel();
+	static struct options o;
+	static struct spt_plan p;
+	char err[256] = "";
+
+	CHECK(!parse(&o, CMD_TRACE, "--attach-mode fentry -q"));
+	CHECK(plan_make(&o, &tp, &p, err, sizeof(err)) == -1);
+	CHECK(!strcmp(err, "--attach-mode fentry: fentry programs do not load on this kernel "
+			   "(load: Operation not permitted); --attach-mode auto uses tracepoints"));
+	CHECK(plan_wants_fentry(&o));
+	CHECK(!parse(&o, CMD_TRACE, "--attach-mode tracepoint") && !plan_wants_fentry(&o));
+}
+
+static void test_plan_fentry(void)
+{
+	struct spt_features f = fentry_kernel("xfs_filemap_page_mkwrite btrfs_page_mkwrite");
+	static struct spt_plan p;
+
+	CHECK(!plan_for(&p, CMD_TRACE, "-q", &f) && p.mode == ATTACH_FENTRY);
+	CHECK(strstr(p.mode_why, "mmap violations where page_mkwrite returns (filemap_page_mkwrite, "
+				 "block_page_mkwrite, iomap_page_mkwrite, ext4_page_mkwrite; other "
+				 "handlers: tracepoint), write violations") == p.mode_why);
+	CHECK(FENTRY_LOADED(&p, fentry_folio_end_writeback) &&
+	      FENTRY_LOADED(&p, fentry_folio_start_writeback) &&
+	      FENTRY_LOADED(&p, fexit_folio_wait_writeback) &&
+	      FENTRY_LOADED(&p, fentry_ext4_page_mkwrite) && FENTRY_LOADED(&p, fexit_ext4_page_mkwrite));
+	CHECK(!FENTRY_LOADED(&p, fentry_xfs_filemap_page_mkwrite) &&
+	      !FENTRY_LOADED(&p, fexit_btrfs_page_mkwrite));
+	CHECK(p.rodata.hook_mkwrite && p.rodata.time_wait_calls && p.wait_calls &&
+	      !p.rodata.walk_requests);
+	/* Waits timed by fexit, writeback ends by fentry: neither tracepoint needed. */
+	CHECK(!LOADED(&p, tp_sched_switch) && !LOADED(&p, tp_block_rq_complete));
+	CHECK(!plan_for(&p, CMD_TRACE, "-q --hist", &f) && LOADED(&p, tp_block_rq_complete) &&
+	      p.rodata.time_requests && !p.rodata.walk_requests);
+	f = fentry_kernel("page_mkwrite");
+	CHECK(!plan_for(&p, CMD_TRACE, "", &f) && strstr(p.mode_why, "(no handler found;") &&
+	      !p.rodata.hook_mkwrite && p.rodata.time_wait_calls);
+	/* No folio_end_writeback: the request walk ends the would-stalls. */
+	f = fentry_kernel("folio_end_writeback");
+	CHECK(!plan_for(&p, CMD_TRACE, "-q", &f) && p.rodata.walk_requests &&
+	      LOADED(&p, tp_block_rq_complete));
+}
+
+static void test_plan_enforce_bpf(void)
+{
+	struct spt_features f = fentry_kernel(NULL), tp = tracepoint_kernel();
+	static struct options o;
+	static struct spt_plan p;
+
+	f.lsm_active = f.lsm_loads = f.fmod_ret_loads = true;
+	CHECK(!parse(&o, CMD_ENFORCE, "--comm pg") && plan_wants_write_hold(&o, &f));
+	CHECK(!plan_for(&p, CMD_ENFORCE, "--comm pg --max-delay 250ms", &f) && p.holding &&
+	      p.write_hold == WRITE_HOLD_LSM && LOADED(&p, lsm_file_permission) &&
+	      !LOADED(&p, fmod_file_permission));
+	CHECK(p.rodata.hold_action == SPT_ACTION_DELAY && p.rodata.index_writeback &&
+	      p.rodata.max_delay_ns == 250000000ULL && LOADED(&p, tp_signal_generate) &&
+	      p.rodata.filter_comm && !strcmp(p.rodata.target_comm, "pg"));
+	/* Holding: sched_switch loads and attaches from the start, even in fentry mode. */
+	CHECK(LOADED(&p, tp_sched_switch) && p.attach[SPT_PROG_tp_sched_switch] && p.switch_at_start);
+	f.lsm_active = false;
+	CHECK(!plan_for(&p, CMD_ENFORCE, "--comm pg --action kill", &f) &&
+	      p.write_hold == WRITE_HOLD_FMOD_RET && LOADED(&p, fmod_file_permission) &&
+	      !LOADED(&p, lsm_file_permission) && p.rodata.hold_action == SPT_ACTION_KILL &&
+	      !LOADED(&p, tp_signal_generate));
+	f.fmod_ret_loads = false;
+	CHECK(!plan_for(&p, CMD_ENFORCE, "--comm pg --action log", &f) &&
+	      p.write_hold == WRITE_HOLD_NONE && !p.rodata.index_writeback &&
+	      p.rodata.hold_action == SPT_ACTION_LOG &&
+	      !strcmp(p.write_why, "neither BPF LSM nor fmod_ret programs load: load: Invalid argument"));
+	CHECK(!plan_for(&p, CMD_ENFORCE, "--comm pg", &tp) && p.mode == ATTACH_TRACEPOINT &&
+	      p.holding && p.write_hold == WRITE_HOLD_NONE && !p.rodata.index_writeback &&
+	      strstr(p.write_why, "needs fentry on __folio_start_writeback") &&
+	      p.switch_at_start && LOADED(&p, tp_block_rq_complete));
+	CHECK(!parse(&o, CMD_ENFORCE, "--comm pg") && !plan_wants_write_hold(&o, &tp));
+	f = fentry_kernel("__folio_start_writeback");
+	CHECK(!plan_wants_write_hold(&o, &f));
+}
+
+static void test_plan_enforce_native(void)
+{
+	struct spt_features f = fentry_kernel(NULL), tp = tracepoint_kernel();
+	static struct options o;
+	static struct spt_plan p;
+
+	/* --dev needs a real device: set the filter by hand, as parsing would. */
+	options_init(&o, CMD_ENFORCE);
+	o.native = true;
+	o.ndevs = 2;
+	o.devs[0] = 7u << 20;
+	o.devs[1] = (7u << 20) | 1;
+	CHECK(!options_check(&o) && !plan_wants_write_hold(&o, &f));
+	CHECK(!plan_make(&o, &tp, &p, NULL, 0) && !p.holding &&
+	      p.rodata.hold_action == SPT_ACTION_NONE && !LOADED(&p, tp_signal_generate) &&
+	      !LOADED(&p, lsm_file_permission) && !LOADED(&p, fmod_file_permission));
+	/* Writers are expected to wait: timed from the start in tracepoint mode. */
+	CHECK(p.switch_at_start && LOADED(&p, tp_sched_switch));
+	CHECK(p.rodata.filter_dev && p.rodata.n_filter_devs == 2 &&
+	      p.rodata.filter_devs[1] == ((7u << 20) | 1));
+	CHECK(!plan_make(&o, &f, &p, NULL, 0) && p.mode == ATTACH_FENTRY && !p.switch_at_start &&
+	      !LOADED(&p, tp_sched_switch));
+	/* More devices than fit in .rodata: the map alone. */
+	o.ndevs = SPT_FILTER_DEVS_INLINE + 1;
+	CHECK(!plan_make(&o, &tp, &p, NULL, 0) && p.rodata.filter_dev && !p.rodata.n_filter_devs);
+}
+
+static void test_points(void)
+{
+	CHECK(SPT_NTRACEPOINTS == 4 && SPT_NFENTRY == 16);
+	CHECK(!strcmp(spt_tracepoints[SPT_TP_tp_sched_switch].name, "sched:sched_switch") &&
+	      !strcmp(spt_tracepoints[0].btf_name, "btf_trace_writeback_dirty_folio") &&
+	      !strcmp(spt_tracepoints[0].since, "5.16"));
+	CHECK(!strcmp(spt_fentry_points[SPT_FENTRY_END_WRITEBACK].prog, "fentry_folio_end_writeback"));
+	CHECK(!strcmp(spt_fentry_points[SPT_FENTRY_START_WRITEBACK].func, "__folio_start_writeback"));
+	CHECK(spt_fentry_points[SPT_FX_fexit_folio_wait_writeback].fexit &&
+	      !spt_fentry_points[SPT_FX_fentry_folio_wait_writeback].fexit &&
+	      spt_fentry_points[SPT_FX_fexit_btrfs_page_mkwrite].role == SPT_FENTRY_MKWRITE &&
+	      !strcmp(spt_fentry_points[SPT_NFENTRY - 1].prog, "fexit_btrfs_page_mkwrite"));
+}
+
 int main(void)
 {
 	test_duration();
@@ -499,6 +763,13 @@ int main(void)
 	test_prom_format();
 	test_summary_text_paused();
 	test_hold_tracker();
+	test_options();
+	test_points();
+	test_plan_tracepoint();
+	test_plan_forced_fentry();
+	test_plan_fentry();
+	test_plan_enforce_bpf();
+	test_plan_enforce_native();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
