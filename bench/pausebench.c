@@ -197,10 +197,11 @@ static double window_rate(const volatile uint64_t *c)
 	return (o1 - o0) / (t1 - t0);
 }
 
-int main(int argc, char **argv)
+/* Fills opt; usage() (exit 2) on anything invalid. The tracer's command is
+ * what follows the options, and -D (no tracer) takes none. */
+static void parse_options(int argc, char **argv)
 {
-	const volatile uint64_t *c;
-	int ch, fd, status;
+	int ch;
 
 	while ((ch = getopt(argc, argv, "c:n:w:s:W:o:Dh")) != -1) {
 		switch (ch) {
@@ -234,16 +235,26 @@ int main(int argc, char **argv)
 	if (!opt.counters || opt.pairs < 1 || opt.window_ms < 1 || opt.settle_ms < 0 ||
 	    opt.warmup_ms < 0 || opt.dry != (optind == argc))
 		usage(2);
-	fd = open(opt.counters, O_RDONLY);
+}
+
+/* The workload's struct wac_counters, read-only: it keeps writing them. */
+static const volatile uint64_t *map_counters(const char *path)
+{
+	const volatile uint64_t *c;
+	int fd = open(path, O_RDONLY);
+
 	if (fd < 0)
-		die("%s: %s", opt.counters, strerror(errno));
+		die("%s: %s", path, strerror(errno));
 	c = mmap(NULL, 4 * sizeof(uint64_t), PROT_READ, MAP_SHARED, fd, 0);
 	if (c == MAP_FAILED)
-		die("mmap %s: %s", opt.counters, strerror(errno));
-	if (!opt.dry)
-		start_tracer(argv + optind);
-	sleep_ms(opt.warmup_ms);
+		die("mmap %s: %s", path, strerror(errno));
+	return c;
+}
 
+/* opt.pairs lines "traced untraced ack_ms". Pair i measures the traced
+ * window first when i is even, the untraced one first when it is odd. */
+static void run_pairs(const volatile uint64_t *c)
+{
 	for (int i = 0; i < opt.pairs; i++) {
 		double rate[2], ack = 0;
 
@@ -258,11 +269,30 @@ int main(int argc, char **argv)
 		printf("%.0f %.0f %.1f\n", rate[1], rate[0], ack);
 		fflush(stdout);
 	}
-	if (opt.dry)
-		return 0;
+}
+
+/* Traced again, then SIGINT: the tracer must report and exit 0. */
+static void stop_tracer(void)
+{
+	int status;
+
 	set_traced(true);
 	kill(tracer, SIGINT);
 	if (waitpid(tracer, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 		die("the tracer did not exit cleanly (status %#x)", status);
+}
+
+int main(int argc, char **argv)
+{
+	const volatile uint64_t *c;
+
+	parse_options(argc, argv);
+	c = map_counters(opt.counters);
+	if (!opt.dry)
+		start_tracer(argv + optind);
+	sleep_ms(opt.warmup_ms);
+	run_pairs(c);
+	if (!opt.dry)
+		stop_tracer();
 	return 0;
 }

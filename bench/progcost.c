@@ -204,80 +204,104 @@ static int serve_pauses(void)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Options into the globals and *pausable; paths[] from the operands. False
+ * on anything invalid (main prints the usage). */
+static bool parse_args(int argc, char **argv, bool *pausable)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct bpf_program *prog;
-	bool pausable = false;
-	int err, ch;
-	char buf[64];
+	int ch;
 
 	while ((ch = getopt(argc, argv, "pad:")) != -1) {
 		unsigned int major, minor;
 
 		if (ch == 'p')
-			pausable = true;
+			*pausable = true;
 		else if (ch == 'a')
 			all_programs = true;
 		else if (ch == 'd' && sscanf(optarg, "%u:%u", &major, &minor) == 2)
 			filter_kdev = major << 20 | minor; /* the kernel's dev_t */
 		else
-			goto usage;
+			return false;
 	}
 	nobjs = argc - optind;
 	if (nobjs < 1 || nobjs > MAX_OBJS)
-		goto usage;
-	libbpf_set_print(print_warnings);
-	for (int i = 0; i < nobjs; i++) {
+		return false;
+	for (int i = 0; i < nobjs; i++)
 		paths[i] = argv[optind + i];
-		objs[i] = bpf_object__open_file(paths[i], NULL);
-		if (!objs[i]) {
-			fprintf(stderr, "progcost: %s: %s\n", paths[i], strerror(errno));
-			return 1;
-		}
-		/* The tracer's objects: aggregation only, no histogram of the
-		 * write requests, as with -q. */
-		for (size_t v = 0; v < sizeof(quiet_off) / sizeof(quiet_off[0]); v++) {
-			err = set_rodata(objs[i], quiet_off[v], 0, &(char){ 0 }, 1);
-			if (err && err != -ENOENT) {
-				fprintf(stderr, "progcost: %s: %s: %s\n", paths[i], quiet_off[v],
-					strerror(-err));
-				return 1;
-			}
-		}
-		err = filter_kdev ? set_dev_filter(objs[i]) : 0;
-		if (err) {
-			fprintf(stderr, "progcost: %s: -d: %s\n", paths[i], strerror(-err));
-			return 1;
-		}
-		bpf_object__for_each_program(prog, objs[i])
-			bpf_program__set_autoload(prog, measured(prog));
-		err = bpf_object__load(objs[i]);
-		if (err) {
-			fprintf(stderr, "progcost: %s: load: %s\n", paths[i], strerror(-err));
-			return 1;
-		}
-		err = filter_kdev ? fill_dev_filter(objs[i]) : 0;
-		if (err) {
-			fprintf(stderr, "progcost: %s: dev_filter: %s\n", paths[i], strerror(-err));
-			return 1;
+	return true;
+}
+
+/*
+ * Opens and loads object i, set up before the load as the tracer would be with
+ * -q (and -d's device): its measured programs only. False after a message.
+ */
+static bool load_object(int i)
+{
+	struct bpf_program *prog;
+	int err;
+
+	objs[i] = bpf_object__open_file(paths[i], NULL);
+	if (!objs[i]) {
+		fprintf(stderr, "progcost: %s: %s\n", paths[i], strerror(errno));
+		return false;
+	}
+	/* The tracer's objects: aggregation only, no histogram of the write
+	 * requests, as with -q. -ENOENT: another object, without these switches. */
+	for (size_t v = 0; v < sizeof(quiet_off) / sizeof(quiet_off[0]); v++) {
+		err = set_rodata(objs[i], quiet_off[v], 0, &(char){ 0 }, 1);
+		if (err && err != -ENOENT) {
+			fprintf(stderr, "progcost: %s: %s: %s\n", paths[i], quiet_off[v],
+				strerror(-err));
+			return false;
 		}
 	}
-	if (!attach_all())
-		return 1;
+	err = filter_kdev ? set_dev_filter(objs[i]) : 0;
+	if (err) {
+		fprintf(stderr, "progcost: %s: -d: %s\n", paths[i], strerror(-err));
+		return false;
+	}
+	bpf_object__for_each_program(prog, objs[i])
+		bpf_program__set_autoload(prog, measured(prog));
+	err = bpf_object__load(objs[i]);
+	if (err) {
+		fprintf(stderr, "progcost: %s: load: %s\n", paths[i], strerror(-err));
+		return false;
+	}
+	/* The dev_filter map exists only once loaded. */
+	err = filter_kdev ? fill_dev_filter(objs[i]) : 0;
+	if (err) {
+		fprintf(stderr, "progcost: %s: dev_filter: %s\n", paths[i], strerror(-err));
+		return false;
+	}
+	return true;
+}
+
+/* Until the end of the measurement: stdin closed, or with -p SIGINT or SIGTERM
+ * (pausing and going on meanwhile). Nonzero when attaching again failed. */
+static int measure(bool pausable)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	char buf[64];
+
 	if (pausable) {
 		sigaction(SIGUSR1, &sa, NULL);
 		sigaction(SIGUSR2, &sa, NULL);
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
-		if (serve_pauses())
-			return 1;
-	} else {
-		printf("attached\n");
-		fflush(stdout);
-		while (read(0, buf, sizeof(buf)) > 0)
-			;
+		return serve_pauses();
 	}
+	printf("attached\n");
+	fflush(stdout);
+	while (read(0, buf, sizeof(buf)) > 0)
+		;
+	return 0;
+}
+
+/* "OBJECT PROGRAM RUNS NS_PER_RUN" for each loaded program, from the kernel's
+ * bpf_stats (run_cnt 0 where kernel.bpf_stats_enabled was off). */
+static void print_costs(void)
+{
+	struct bpf_program *prog;
+
 	for (int i = 0; i < nobjs; i++)
 		bpf_object__for_each_program(prog, objs[i]) {
 			struct bpf_prog_info info = {};
@@ -290,9 +314,24 @@ int main(int argc, char **argv)
 			       (unsigned long long)info.run_cnt,
 			       info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0);
 		}
+}
+
+int main(int argc, char **argv)
+{
+	bool pausable = false;
+
+	if (!parse_args(argc, argv, &pausable)) {
+		fprintf(stderr,
+			"usage: progcost [-p] [-a] [-d MAJ:MIN] OBJECT.bpf.o... (at most %d)\n",
+			MAX_OBJS);
+		return 2;
+	}
+	libbpf_set_print(print_warnings);
+	for (int i = 0; i < nobjs; i++)
+		if (!load_object(i))
+			return 1;
+	if (!attach_all() || measure(pausable))
+		return 1;
+	print_costs();
 	return 0;
-usage:
-	fprintf(stderr, "usage: progcost [-p] [-a] [-d MAJ:MIN] OBJECT.bpf.o... (at most %d)\n",
-		MAX_OBJS);
-	return 2;
 }

@@ -273,24 +273,31 @@ bool probe_bpf_lsm_active(void)
 	return lsm_listed(lsms, "bpf");
 }
 
-int features_run(const char *btf_path)
+/* The programs features_run loads and attaches, in its rows' order; ok[] is
+ * indexed the same way, and the attach mode and enforcement lines read it. */
+enum probe_prog { PROBE_TP_BTF, PROBE_FENTRY, PROBE_FEXIT, PROBE_FMOD_RET, PROBE_LSM, NPROBES };
+
+static const struct {
+	const char *prog, *label;
+} probe_progs[NPROBES] = {
+	[PROBE_TP_BTF] = { "probe_tp_btf", "tp_btf writeback_dirty_folio (load + attach)" },
+	[PROBE_FENTRY] = { "probe_fentry", "fentry folio_end_writeback (trampoline)" },
+	[PROBE_FEXIT] = { "probe_fexit", "fexit filemap_page_mkwrite (trampoline)" },
+	[PROBE_FMOD_RET] = { "probe_fmod_ret", "fmod_ret security_file_permission" },
+	[PROBE_LSM] = { "probe_lsm", "BPF LSM program lsm/file_permission" },
+};
+
+/*
+ * The kernel, its BTF, and what the BTF has: each tracepoint the tool needs
+ * (*all_tp: all of them) and the bpf_send_signal_task kfunc. False, after
+ * the BTF's "no" row, when the BTF does not parse: features stops there.
+ */
+static bool btf_features(const char *btf_path, bool *all_tp)
 {
-	static const struct {
-		const char *prog, *label;
-	} programs[] = {
-		{"probe_tp_btf", "tp_btf writeback_dirty_folio (load + attach)"},
-		{"probe_fentry", "fentry folio_end_writeback (trampoline)"},
-		{"probe_fexit", "fexit filemap_page_mkwrite (trampoline)"},
-		{"probe_fmod_ret", "fmod_ret security_file_permission"},
-		{"probe_lsm", "BPF LSM program lsm/file_permission"},
-	};
-	bool ok[sizeof(programs) / sizeof(programs[0])];
 	const char *path = btf_path ? btf_path : SYSFS_BTF;
-	char why[128], lsms[256];
 	struct utsname uts;
 	struct btf *btf;
-	bool lsm_active, all_tp = true;
-	const char *bpf_hold;
+	char what[128];
 
 	uname(&uts);
 	btf = btf__parse(path, NULL);
@@ -298,29 +305,38 @@ int features_run(const char *btf_path)
 	row(btf_path ? "kernel BTF (--btf)" : "kernel BTF (" SYSFS_BTF ")", btf != NULL,
 	    btf ? NULL : strerror(errno));
 	if (!btf)
-		return 1;
+		return false;
+	*all_tp = true;
 	for (size_t i = 0; i < SPT_NTRACEPOINTS; i++) {
 		bool have = tracepoint_in_btf(btf, &spt_tracepoints[i]);
 
-		all_tp &= have;
-		snprintf(why, sizeof(why), "tracepoint %s", spt_tracepoints[i].name);
-		row(why, have, NULL);
+		*all_tp &= have;
+		snprintf(what, sizeof(what), "tracepoint %s", spt_tracepoints[i].name);
+		row(what, have, NULL);
 	}
 	row("bpf_send_signal_task() kfunc",
 	    btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) >= 0, NULL);
 	btf__free(btf);
-	row("ring buffer map", libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1, NULL);
-	for (size_t i = 0; i < sizeof(programs) / sizeof(programs[0]); i++) {
-		ok[i] = probe_program(programs[i].prog, btf_path, why, sizeof(why));
-		row(programs[i].label, ok[i], why);
-	}
-	active_lsms(lsms, sizeof(lsms));
-	lsm_active = lsm_listed(lsms, "bpf");
-	row("BPF LSM active (" SECURITYFS "/lsm)", lsm_active, lsms);
+	return true;
+}
 
-	if (!ok[0] || !all_tp)
+/* Loads and attaches each of probe_progs, a row each (why it failed, if it did). */
+static void probe_all_programs(const char *btf_path, bool ok[NPROBES])
+{
+	char why[128];
+
+	for (size_t i = 0; i < NPROBES; i++) {
+		ok[i] = probe_program(probe_progs[i].prog, btf_path, why, sizeof(why));
+		row(probe_progs[i].label, ok[i], why);
+	}
+}
+
+/* What `trace` would attach with --attach-mode auto, from what just loaded. */
+static void print_attach_mode(const char *btf_path, const bool ok[NPROBES], bool all_tp)
+{
+	if (!ok[PROBE_TP_BTF] || !all_tp)
 		printf("attach mode: none: the tracepoints this tool needs do not load here\n");
-	else if (ok[1])
+	else if (ok[PROBE_FENTRY])
 		print_fentry_plan(btf_path);
 	else
 		printf("attach mode (auto): tracepoint (fentry does not load here)\n"
@@ -328,9 +344,17 @@ int features_run(const char *btf_path)
 		       "  wait timing: tracepoint sched_switch, attached at the first writer's wait "
 		       "(--time-all-waits: from the start)\n"
 		       "  writeback end: block_rq_complete (request walk)\n");
-	if (lsm_active && ok[4])
+}
+
+/* enforce's ways to hold a write: --native always; from BPF, the LSM program
+ * where the BPF LSM is active and it loads, else fmod_ret where that loads. */
+static void print_enforcement(const bool ok[NPROBES], bool lsm_active)
+{
+	const char *bpf_hold;
+
+	if (lsm_active && ok[PROBE_LSM])
 		bpf_hold = "possible (BPF LSM)";
-	else if (ok[3])
+	else if (ok[PROBE_FMOD_RET])
 		bpf_hold = "possible (fmod_ret)";
 	else if (lsm_active)
 		bpf_hold = "no (the BPF LSM is active, but neither its programs nor fmod_ret load)";
@@ -338,6 +362,25 @@ int features_run(const char *btf_path)
 		bpf_hold = "no (no BPF LSM, and fmod_ret does not load)";
 	printf("enforcement: --native (queue/stable_writes): yes; holding write() from BPF: %s\n",
 	       bpf_hold);
+}
+
+/* The features command: 1 when the kernel's BTF cannot be read, else 0, whatever
+ * is missing (the report says it). */
+int features_run(const char *btf_path)
+{
+	bool ok[NPROBES], lsm_active, all_tp;
+	char lsms[256];
+
+	if (!btf_features(btf_path, &all_tp))
+		return 1;
+	row("ring buffer map", libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1, NULL);
+	probe_all_programs(btf_path, ok);
+	active_lsms(lsms, sizeof(lsms));
+	lsm_active = lsm_listed(lsms, "bpf");
+	row("BPF LSM active (" SECURITYFS "/lsm)", lsm_active, lsms);
+
+	print_attach_mode(btf_path, ok, all_tp);
+	print_enforcement(ok, lsm_active);
 	block_devices();
 	return 0;
 }

@@ -168,7 +168,7 @@ static void top_comms(FILE *f, const struct spt_summary *s, size_t top)
 	free(c);
 }
 
-void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *info)
+static void build_info(FILE *f, const struct prom_info *info)
 {
 	header(f, "stablepage_build_info", "gauge",
 	       "stablepage-trace version, attach mode and kernel release; always 1.");
@@ -177,13 +177,20 @@ void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *i
 	label(f, false, "attach_mode", info->attach_mode);
 	label(f, false, "kernel", info->kernel);
 	fputs("} 1\n", f);
+}
 
+/*
+ * The per-device families (docs/metrics.md). HELP and TYPE are written even
+ * when there is no device; violations get a series for every kind, zeros
+ * included.
+ */
+static void device_series(FILE *f, const struct spt_summary *s)
+{
 	header(f, "stablepage_violations_total", "counter",
 	       "Writes that dirtied a folio under writeback, once per folio per writeback cycle.");
 	for (size_t i = 0; i < s->ndevs; i++)
 		for (int k = 0; k < SPT_KIND_MAX; k++) {
-			fputs("stablepage_violations_total{", f);
-			label(f, true, "device", s->devs[i].device);
+			series(f, "stablepage_violations_total", "", s->devs[i].device, NULL);
 			label(f, false, "fstype", s->devs[i].s.fstype);
 			label(f, false, "kind", spt_kind_names[k]);
 			fprintf(f, "} %llu\n", (unsigned long long)s->devs[i].s.violations[k]);
@@ -191,25 +198,27 @@ void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *i
 	header(f, "stablepage_stable_waits_total", "counter",
 	       "Writers (write syscalls, write faults) that slept until a folio's writeback ended.");
 	for (size_t i = 0; i < s->ndevs; i++) {
-		fputs("stablepage_stable_waits_total{", f);
-		label(f, true, "device", s->devs[i].device);
+		series(f, "stablepage_stable_waits_total", "", s->devs[i].device, NULL);
 		fprintf(f, "} %llu\n", (unsigned long long)stable_waits(s->devs[i].s.waits));
 	}
 	header(f, "stablepage_other_waits_total", "counter",
 	       "Other sleeps until writeback ended (fsync, msync, truncate, kernel threads).");
 	for (size_t i = 0; i < s->ndevs; i++) {
-		fputs("stablepage_other_waits_total{", f);
-		label(f, true, "device", s->devs[i].device);
+		series(f, "stablepage_other_waits_total", "", s->devs[i].device, NULL);
 		fprintf(f, "} %llu\n", (unsigned long long)s->devs[i].s.waits[SPT_KIND_OTHER]);
 	}
 	header(f, "stablepage_stable_writes", "gauge",
 	       "1 where the kernel waits for writeback before letting the filesystem's folios change.");
 	for (size_t i = 0; i < s->ndevs; i++) {
-		fputs("stablepage_stable_writes{", f);
-		label(f, true, "device", s->devs[i].device);
+		series(f, "stablepage_stable_writes", "", s->devs[i].device, NULL);
 		label(f, false, "fstype", s->devs[i].s.fstype);
 		fprintf(f, "} %u\n", s->devs[i].s.stable ? 1 : 0);
 	}
+}
+
+/* The run's own counters: no labels. */
+static void run_counters(FILE *f, const struct spt_summary *s)
+{
 	header(f, "stablepage_events_lost_total", "counter",
 	       "Violations counted but not streamed because the ring buffer was full.");
 	fprintf(f, "stablepage_events_lost_total %llu\n",
@@ -217,7 +226,12 @@ void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *i
 	header(f, "stablepage_paused_seconds_total", "counter",
 	       "Seconds tracing was paused (SIGUSR1): nothing was seen or counted then.");
 	fprintf(f, "stablepage_paused_seconds_total %.3f\n", s->paused_s);
+}
 
+/* A family only once it has a row (histograms()). SPT_HIST_WAIT rows make two
+ * families: stable waits (mmap and write kinds added up) and other waits. */
+static void all_histograms(FILE *f, const struct spt_summary *s)
+{
 	histograms(f, s, SPT_HIST_WRITEBACK, 0, SPT_KIND_MAX - 1, false,
 		   "stablepage_writeback_duration_seconds",
 		   "Write requests on the device, allocation to completion.");
@@ -233,6 +247,14 @@ void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *i
 	histograms(f, s, SPT_HIST_WOULD_STALL, 0, SPT_KIND_MAX - 1, true,
 		   "stablepage_would_stall_seconds",
 		   "Violation to the end of that folio's I/O: the wait stable pages would impose.");
+}
+
+void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *info)
+{
+	build_info(f, info);
+	device_series(f, s);
+	run_counters(f, s);
+	all_histograms(f, s);
 	if (info->top_comms)
 		top_comms(f, s, info->top_comms);
 }

@@ -217,6 +217,12 @@ int fold_writers(struct spt_summary *s, struct writer_row *rows, size_t n)
 	return 0;
 }
 
+/* "MAJ:MIN" of a kernel dev_t, as every report spells a device. */
+static void format_majmin(char buf[16], __u32 dev)
+{
+	snprintf(buf, 16, "%u:%u", spt_kdev_major(dev), spt_kdev_minor(dev));
+}
+
 static void json_kinds(FILE *f, const __u64 v[SPT_KIND_MAX])
 {
 	fprintf(f, "{\"mmap\":%llu,\"write\":%llu,\"other\":%llu}", (unsigned long long)v[0],
@@ -225,7 +231,10 @@ static void json_kinds(FILE *f, const __u64 v[SPT_KIND_MAX])
 
 static void json_dev(FILE *f, __u32 dev)
 {
-	fprintf(f, "\"%u:%u\"", spt_kdev_major(dev), spt_kdev_minor(dev));
+	char majmin[16];
+
+	format_majmin(majmin, dev);
+	fprintf(f, "\"%s\"", majmin);
 }
 
 void print_event_header(FILE *f)
@@ -243,7 +252,7 @@ void print_event_text(FILE *f, const struct event_view *v)
 
 	localtime_r(&secs, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	snprintf(majmin, sizeof(majmin), "%u:%u", spt_kdev_major(e->dev), spt_kdev_minor(e->dev));
+	format_majmin(majmin, e->dev);
 	fprintf(f, "%s.%06ld %-5s %-16.16s %7u %7u %-8s %-7s %-6s %9llu %8llu %s\n", when,
 		(long)((v->ts - (double)secs) * 1e6), spt_kind_names[e->kind % SPT_KIND_MAX],
 		e->comm, e->pid, e->tid, v->devname ? v->devname : "?", majmin,
@@ -323,7 +332,9 @@ static void print_proc_costs(FILE *f, const struct spt_summary *s, size_t top)
 	}
 }
 
-void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
+/* The totals: the lines a summary always has, then those it has only when they
+ * say something (rows dropped; the fentry-only counters). */
+static void print_totals_text(FILE *f, const struct spt_summary *s)
 {
 	const struct spt_totals *t = &s->totals;
 
@@ -352,71 +363,92 @@ void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
 		(unsigned long long)s->would_stall_pending,
 		(unsigned long long)hists_count(s, SPT_HIST_WAIT, -1),
 		(unsigned long long)t->wait_untimed, (unsigned long long)s->waits_pending);
+	/* Counted in fentry mode only. */
 	if (s->attach_mode && !strcmp(s->attach_mode, "fentry"))
 		fprintf(f, "Dirtied under writeback in page_mkwrite, I/O ended before the store: %llu; "
 			   "folio writebacks untimed: %llu\n",
 			(unsigned long long)t->mkwrite_io_ended,
 			(unsigned long long)t->writeback_untimed);
-	print_proc_costs(f, s, top);
-	if (s->hold)
-		hold_print_text(f, s->hold, t, s->hold_action);
+}
 
-	if (s->ndevs) {
-		fprintf(f, "\n%-10s %-8s %-8s %-6s %10s %10s %10s %12s\n", "DEVICE", "MAJ:MIN",
-			"FSTYPE", "STABLE", "MMAP", "WRITE", "OTHER", "STABLE_WAITS");
-		for (size_t i = 0; i < s->ndevs; i++) {
-			const struct dev_row *d = &s->devs[i];
-			char majmin[16];
+/* Every device: --top limits processes and files only. */
+static void print_devs_text(FILE *f, const struct spt_summary *s)
+{
+	if (!s->ndevs)
+		return;
+	fprintf(f, "\n%-10s %-8s %-8s %-6s %10s %10s %10s %12s\n", "DEVICE", "MAJ:MIN", "FSTYPE",
+		"STABLE", "MMAP", "WRITE", "OTHER", "STABLE_WAITS");
+	for (size_t i = 0; i < s->ndevs; i++) {
+		const struct dev_row *d = &s->devs[i];
+		char majmin[16];
 
-			snprintf(majmin, sizeof(majmin), "%u:%u", spt_kdev_major(d->dev),
-				 spt_kdev_minor(d->dev));
-			fprintf(f, "%-10s %-8s %-8s %-6s %10llu %10llu %10llu %12llu\n",
-				d->s.devname, majmin, d->s.fstype, d->s.stable ? "yes" : "no",
-				(unsigned long long)d->s.violations[0],
-				(unsigned long long)d->s.violations[1],
-				(unsigned long long)d->s.violations[2],
-				(unsigned long long)stable_waits(d->s.waits));
-		}
-	}
-	if (s->nprocs) {
-		fprintf(f, "\n%7s %-16s %10s %10s %10s %12s\n", "PID", "COMM", "MMAP", "WRITE",
-			"OTHER", "STABLE_WAITS");
-		for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
-			const struct proc_row *p = &s->procs[i];
-
-			fprintf(f, "%7u %-16.16s %10llu %10llu %10llu %12llu\n", p->pid, p->s.comm,
-				(unsigned long long)p->s.violations[0],
-				(unsigned long long)p->s.violations[1],
-				(unsigned long long)p->s.violations[2],
-				(unsigned long long)stable_waits(p->s.waits));
-		}
-	}
-	if (s->nfiles) {
-		fprintf(f, "\n%-8s %10s %10s %10s %10s  %s\n", "MAJ:MIN", "INO", "MMAP", "WRITE",
-			"OTHER", "PATH");
-		for (size_t i = 0; i < min_size(top, s->nfiles); i++) {
-			const struct file_row *r = &s->files[i];
-			char majmin[16];
-
-			snprintf(majmin, sizeof(majmin), "%u:%u", spt_kdev_major(r->key.dev),
-				 spt_kdev_minor(r->key.dev));
-			fprintf(f, "%-8s %10llu %10llu %10llu %10llu  %s\n", majmin,
-				(unsigned long long)r->key.ino,
-				(unsigned long long)r->s.violations[0],
-				(unsigned long long)r->s.violations[1],
-				(unsigned long long)r->s.violations[2],
-				r->path ? r->path : "(path unresolved)");
-		}
+		format_majmin(majmin, d->dev);
+		fprintf(f, "%-10s %-8s %-8s %-6s %10llu %10llu %10llu %12llu\n", d->s.devname,
+			majmin, d->s.fstype, d->s.stable ? "yes" : "no",
+			(unsigned long long)d->s.violations[0],
+			(unsigned long long)d->s.violations[1],
+			(unsigned long long)d->s.violations[2],
+			(unsigned long long)stable_waits(d->s.waits));
 	}
 }
 
-void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
+/* The --top processes; the header even when --top is 0, as long as there are rows. */
+static void print_procs_text(FILE *f, const struct spt_summary *s, size_t top)
+{
+	if (!s->nprocs)
+		return;
+	fprintf(f, "\n%7s %-16s %10s %10s %10s %12s\n", "PID", "COMM", "MMAP", "WRITE", "OTHER",
+		"STABLE_WAITS");
+	for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
+		const struct proc_row *p = &s->procs[i];
+
+		fprintf(f, "%7u %-16.16s %10llu %10llu %10llu %12llu\n", p->pid, p->s.comm,
+			(unsigned long long)p->s.violations[0],
+			(unsigned long long)p->s.violations[1],
+			(unsigned long long)p->s.violations[2],
+			(unsigned long long)stable_waits(p->s.waits));
+	}
+}
+
+/* The --top files; the header even when --top is 0, as long as there are rows. */
+static void print_files_text(FILE *f, const struct spt_summary *s, size_t top)
+{
+	if (!s->nfiles)
+		return;
+	fprintf(f, "\n%-8s %10s %10s %10s %10s  %s\n", "MAJ:MIN", "INO", "MMAP", "WRITE", "OTHER",
+		"PATH");
+	for (size_t i = 0; i < min_size(top, s->nfiles); i++) {
+		const struct file_row *r = &s->files[i];
+		char majmin[16];
+
+		format_majmin(majmin, r->key.dev);
+		fprintf(f, "%-8s %10llu %10llu %10llu %10llu  %s\n", majmin,
+			(unsigned long long)r->key.ino, (unsigned long long)r->s.violations[0],
+			(unsigned long long)r->s.violations[1],
+			(unsigned long long)r->s.violations[2],
+			r->path ? r->path : "(path unresolved)");
+	}
+}
+
+/* The caller sorted the rows (summary.c: sort_devs, sort_procs, sort_files);
+ * print_summary_json writes the same rows in the same order. */
+void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
+{
+	print_totals_text(f, s);
+	print_proc_costs(f, s, top);
+	if (s->hold)
+		hold_print_text(f, s->hold, &s->totals, s->hold_action);
+	print_devs_text(f, s);
+	print_procs_text(f, s, top);
+	print_files_text(f, s, top);
+}
+
+/* The totals' members, after "type" and "attach_mode": the same keys in every
+ * attach mode, 0 where a mode does not count. */
+static void json_totals(FILE *f, const struct spt_summary *s)
 {
 	const struct spt_totals *t = &s->totals;
 
-	fprintf(f, "{\"type\":\"%s\",", s->interval ? "interval" : "summary");
-	if (s->attach_mode)
-		fprintf(f, "\"attach_mode\":\"%s\",", s->attach_mode);
 	fprintf(f, "\"duration_s\":%.3f,\"paused_s\":%.3f,\"violations\":", s->duration_s,
 		s->paused_s);
 	json_kinds(f, t->violations);
@@ -433,9 +465,12 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		(unsigned long long)s->waits_pending);
 	fprintf(f, ",\"mkwrite_io_ended\":%llu,\"writeback_untimed\":%llu",
 		(unsigned long long)t->mkwrite_io_ended, (unsigned long long)t->writeback_untimed);
-	if (s->hold)
-		hold_print_json(f, s->hold, t, s->hold_action, s->write_hold);
+}
 
+/* Each json_* array printer writes ",\"NAME\":[...]", its leading comma
+ * included: print_summary_json calls them one after the other. */
+static void json_devices(FILE *f, const struct spt_summary *s)
+{
 	fputs(",\"devices\":[", f);
 	for (size_t i = 0; i < s->ndevs; i++) {
 		const struct dev_row *d = &s->devs[i];
@@ -452,7 +487,12 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 			(unsigned long long)stable_waits(d->s.waits),
 			(unsigned long long)d->s.waits[2], (unsigned long long)d->s.stable_dirtied);
 	}
-	fputs("],\"top_processes\":[", f);
+	fputc(']', f);
+}
+
+static void json_top_processes(FILE *f, const struct spt_summary *s, size_t top)
+{
+	fputs(",\"top_processes\":[", f);
 	for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
 		const struct proc_row *p = &s->procs[i];
 
@@ -467,7 +507,12 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 			(unsigned long long)p->s.would_stall_ns,
 			(unsigned long long)p->s.stable_wait_ns);
 	}
-	fputs("],\"top_files\":[", f);
+	fputc(']', f);
+}
+
+static void json_top_files(FILE *f, const struct spt_summary *s, size_t top)
+{
+	fputs(",\"top_files\":[", f);
 	for (size_t i = 0; i < min_size(top, s->nfiles); i++) {
 		const struct file_row *r = &s->files[i];
 
@@ -480,7 +525,14 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		fprintf(f, ",\"total\":%llu,\"last_pid\":%u}",
 			(unsigned long long)kinds_total(r->s.violations), r->s.last_pid);
 	}
-	fputs("],\"histograms\":[", f);
+	fputc(']', f);
+}
+
+/* Every histogram row with all SPT_HIST_SLOTS slots, trailing empty ones too
+ * (print_log2_hist stops at the last non-empty one): index i is slot i. */
+static void json_histograms(FILE *f, const struct spt_summary *s)
+{
+	fputs(",\"histograms\":[", f);
 	for (size_t i = 0; i < s->nhists; i++) {
 		const struct hist_row *r = &s->hists[i];
 
@@ -495,7 +547,24 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 			fprintf(f, "%s%llu", k ? "," : "", (unsigned long long)r->h.slots[k]);
 		fputs("]}", f);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+}
+
+/* One line, one object: the rows of print_summary_text, in its order, and the
+ * histograms (which the text prints apart, print_hists_text). */
+void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
+{
+	fprintf(f, "{\"type\":\"%s\",", s->interval ? "interval" : "summary");
+	if (s->attach_mode)
+		fprintf(f, "\"attach_mode\":\"%s\",", s->attach_mode);
+	json_totals(f, s);
+	if (s->hold)
+		hold_print_json(f, s->hold, &s->totals, s->hold_action, s->write_hold);
+	json_devices(f, s);
+	json_top_processes(f, s, top);
+	json_top_files(f, s, top);
+	json_histograms(f, s);
+	fputs("}\n", f);
 }
 
 static int cmp_hist(const void *pa, const void *pb)

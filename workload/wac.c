@@ -168,12 +168,10 @@ static size_t parse_size(const char *s)
 	return *end ? 0 : (size_t)v;
 }
 
-int main(int argc, char **argv)
+/* Fills opt from the command line; usage() (exit 2) on anything invalid. */
+static void parse_options(int argc, char **argv)
 {
-	struct timespec t0, t1, nap;
-	pthread_t *tids;
-	int c, nmap = 0, nwrite = 0;
-	double secs;
+	int c;
 
 	while ((c = getopt(argc, argv, "p:t:s:d:S:n:c:h")) != -1) {
 		switch (c) {
@@ -213,31 +211,36 @@ int main(int argc, char **argv)
 	if (optind != argc - 1 || opt.threads < 1 || opt.size < PAGE || opt.duration <= 0 ||
 	    !opt.sync_every)
 		usage(2);
+	/* Whole pages: the threads write page-aligned pages, O_DIRECT ones too. */
 	opt.size -= opt.size % PAGE;
 	opt.path = argv[optind];
-	if (opt.counters)
-		ctr = map_counters(opt.counters);
+}
+
+/*
+ * Opens (creates) the file at opt.size, written through once so every page is
+ * allocated and in the page cache; then the O_DIRECT descriptor (D, E, F) and
+ * the shared mapping (B, C, D, F) the profile needs. -1 after a message
+ * (none when filling it fails).
+ */
+static int setup_file(void)
+{
+	char page[PAGE];
 
 	fd_buffered = open(opt.path, O_RDWR | O_CREAT, 0644);
 	if (fd_buffered < 0 || ftruncate(fd_buffered, opt.size)) {
 		fprintf(stderr, "wac: %s: %s\n", opt.path, strerror(errno));
-		return 1;
+		return -1;
 	}
-	/* Fill the file so every page is allocated and stays in the page cache. */
-	{
-		char page[PAGE];
-
-		memset(page, 0x5a, sizeof(page));
-		for (size_t off = 0; off < opt.size; off += PAGE)
-			if (pwrite(fd_buffered, page, PAGE, off) != PAGE)
-				return 1;
-		fsync(fd_buffered);
-	}
+	memset(page, 0x5a, sizeof(page));
+	for (size_t off = 0; off < opt.size; off += PAGE)
+		if (pwrite(fd_buffered, page, PAGE, off) != PAGE)
+			return -1;
+	fsync(fd_buffered);
 	if (strchr("DEF", opt.profile)) {
 		fd_direct = open(opt.path, O_RDWR | O_DIRECT);
 		if (fd_direct < 0) {
 			fprintf(stderr, "wac: %s: O_DIRECT: %s\n", opt.path, strerror(errno));
-			return 1;
+			return -1;
 		}
 	}
 	if (strchr("BCDF", opt.profile)) {
@@ -245,19 +248,31 @@ int main(int argc, char **argv)
 			   opt.profile == 'F' ? fd_direct : fd_buffered, 0);
 		if (map == MAP_FAILED) {
 			fprintf(stderr, "wac: mmap: %s\n", strerror(errno));
-			return 1;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Runs the profile's threads for opt.duration seconds, or until SIGINT or
+ * SIGTERM: B and F map only, C and D alternate (odd threads map), A and E
+ * write only. Counts them in *nwrite and *nmap; returns the seconds they ran,
+ * from before the first started to after the last ended.
+ */
+static double run_threads(int *nwrite, int *nmap)
+{
+	pthread_t *tids = calloc(opt.threads, sizeof(*tids));
+	struct timespec t0, t1, nap;
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	tids = calloc(opt.threads, sizeof(*tids));
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (long i = 0; i < opt.threads; i++) {
 		bool use_map = opt.profile == 'B' || opt.profile == 'F' ||
 			       (strchr("CD", opt.profile) && i % 2);
 
-		use_map ? nmap++ : nwrite++;
+		use_map ? (*nmap)++ : (*nwrite)++;
 		pthread_create(&tids[i], NULL, use_map ? mapper : writer, (void *)(i + 1));
 	}
 	nap.tv_sec = (time_t)opt.duration;
@@ -268,8 +283,13 @@ int main(int argc, char **argv)
 	for (int i = 0; i < opt.threads; i++)
 		pthread_join(tids[i], NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
 
+/* The one key=value line (bench/bench.sh reads ops_per_s), and the last
+ * error on stderr if writes failed. */
+static void report(int nwrite, int nmap, double secs)
+{
 	printf("wac profile=%c threads=%d writers=%d mappers=%d size=%zu duration_s=%.3f "
 	       "write_ops=%llu mmap_ops=%llu sync_ops=%llu errors=%llu ops_per_s=%.0f\n",
 	       opt.profile, opt.threads, nwrite, nmap, opt.size, secs,
@@ -279,6 +299,21 @@ int main(int argc, char **argv)
 	if (ctr->errors)
 		fprintf(stderr, "wac: %llu failed writes, the last with errno %d (%s)\n",
 			(unsigned long long)ctr->errors, last_errno, strerror(last_errno));
+}
+
+/* 0, or 1 when setting up failed or a write did. */
+int main(int argc, char **argv)
+{
+	int nmap = 0, nwrite = 0;
+	double secs;
+
+	parse_options(argc, argv);
+	if (opt.counters)
+		ctr = map_counters(opt.counters);
+	if (setup_file())
+		return 1;
+	secs = run_threads(&nwrite, &nmap);
+	report(nwrite, nmap, secs);
 	if (map)
 		munmap(map, opt.size);
 	close(fd_buffered);

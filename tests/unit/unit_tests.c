@@ -285,6 +285,158 @@ static void test_summary_text_paused(void)
 	free(out);
 }
 
+/* A summary with a row of every table: two devices, three processes, two
+ * files (one path unresolved), a histogram of each type. */
+static void summary_with_rows(struct spt_summary *s, struct dev_row devs[2],
+			      struct proc_row procs[3], struct file_row files[2],
+			      struct hist_row hists[2])
+{
+	memset(s, 0, sizeof(*s));
+	memset(devs, 0, 2 * sizeof(*devs));
+	memset(procs, 0, 3 * sizeof(*procs));
+	memset(files, 0, 2 * sizeof(*files));
+	memset(hists, 0, 2 * sizeof(*hists));
+	s->duration_s = 3;
+	s->totals.violations[SPT_KIND_MMAP] = 4;
+	s->totals.waits[SPT_KIND_WRITE] = 2;
+	s->totals.waits[SPT_KIND_OTHER] = 1;
+	s->totals.agg_dropped = 6;
+	s->totals.mkwrite_io_ended = 7;
+	s->totals.writeback_untimed = 8;
+	devs[0].dev = 7 << 20 | 3;
+	strcpy(devs[0].s.devname, "loop3");
+	strcpy(devs[0].s.fstype, "ext4");
+	devs[0].s.stable = 1;
+	devs[0].s.violations[SPT_KIND_MMAP] = 4;
+	devs[0].s.waits[SPT_KIND_WRITE] = 2;
+	devs[0].s.waits[SPT_KIND_OTHER] = 1;
+	devs[0].s.stable_dirtied = 5;
+	devs[1].dev = 8 << 20 | 16;
+	strcpy(devs[1].s.devname, "sdb");
+	strcpy(devs[1].s.fstype, "xfs");
+	for (int i = 0; i < 3; i++) {
+		procs[i].pid = 100 + i;
+		snprintf(procs[i].s.comm, sizeof(procs[i].s.comm), "p%d", i);
+		procs[i].s.violations[SPT_KIND_MMAP] = 3 - i;
+	}
+	procs[0].s.waits[SPT_KIND_MMAP] = 2;
+	files[0].key.dev = devs[0].dev, files[0].key.ino = 12;
+	files[0].s.violations[SPT_KIND_MMAP] = 3, files[0].s.last_pid = 100;
+	files[0].path = "/mnt/a";
+	files[1].key.dev = devs[0].dev, files[1].key.ino = 13;
+	files[1].s.violations[SPT_KIND_MMAP] = 1, files[1].s.last_pid = 101;
+	hists[0].key = (struct spt_hist_key){ .dev = devs[0].dev, .type = SPT_HIST_WRITEBACK };
+	strcpy(hists[0].device, "loop3");
+	hists[0].h.slots[1] = 2, hists[0].h.count = 2, hists[0].h.sum_ns = 5000;
+	hists[1].key = (struct spt_hist_key){ .dev = devs[0].dev, .type = SPT_HIST_WOULD_STALL,
+					      .kind = SPT_KIND_MMAP };
+	strcpy(hists[1].device, "loop3");
+	hists[1].h.slots[0] = 1, hists[1].h.count = 1, hists[1].h.sum_ns = 900;
+	s->devs = devs, s->ndevs = 2;
+	s->procs = procs, s->nprocs = 3;
+	s->files = files, s->nfiles = 2;
+	s->hists = hists, s->nhists = 2;
+}
+
+static void summary_text_top2(FILE *f, const void *arg)
+{
+	print_summary_text(f, arg, 2);
+}
+
+/* The text summary's tables: every device, the --top processes and files;
+ * the lines said only when they count (rows dropped, fentry's counters). */
+static void test_summary_text_tables(void)
+{
+	struct dev_row devs[2];
+	struct proc_row procs[3];
+	struct file_row files[2];
+	struct hist_row hists[2];
+	struct spt_summary s;
+	char *out;
+
+	summary_with_rows(&s, devs, procs, files, hists);
+	out = capture(summary_text_top2, &s);
+	CHECK(strstr(out, "\nTraced 3.0 s. Violations: 4 (mmap 4, write 0, other 0)\n"
+			  "Stable waits: 2 (writers slept until writeback ended); other writeback waits: 1\n") != NULL);
+	CHECK(strstr(out, "\nPer-process/file table full, rows dropped (totals exact): 6\n") != NULL);
+	CHECK(strstr(out, "\nWould-stall timed: 1, untimed: 0, I/O still in flight: 0; "
+			  "waits timed: 0, untimed: 0, still waiting: 0\n") != NULL);
+	CHECK(strstr(out, "page_mkwrite") == NULL); /* attach mode unknown */
+	CHECK(strstr(out, "\n\nDEVICE     MAJ:MIN  FSTYPE   STABLE       MMAP      WRITE      OTHER STABLE_WAITS\n"
+			  "loop3      7:3      ext4     yes             4          0          0            2\n"
+			  "sdb        8:16     xfs      no              0          0          0            0\n"
+			  "\n    PID COMM                   MMAP      WRITE      OTHER STABLE_WAITS\n"
+			  "    100 p0                        3          0          0            2\n"
+			  "    101 p1                        2          0          0            0\n"
+			  "\nMAJ:MIN         INO       MMAP      WRITE      OTHER  PATH\n"
+			  "7:3              12          3          0          0  /mnt/a\n"
+			  "7:3              13          1          0          0  (path unresolved)\n") != NULL);
+	CHECK(out[strlen(out) - 1] == '\n' && strstr(out, "p2") == NULL); /* --top 2 */
+	free(out);
+
+	s.attach_mode = "fentry";
+	s.totals.agg_dropped = 0;
+	s.ndevs = s.nprocs = s.nfiles = 0;
+	out = capture(summary_text_top2, &s);
+	CHECK(strstr(out, "\nDirtied under writeback in page_mkwrite, I/O ended before the store: 7; "
+			  "folio writebacks untimed: 8\n") != NULL);
+	CHECK(strstr(out, "rows dropped") == NULL);
+	CHECK(strstr(out, "DEVICE") == NULL && strstr(out, "PID") == NULL &&
+	      strstr(out, "INO") == NULL); /* no rows, no tables */
+	free(out);
+}
+
+static void summary_json_top1(FILE *f, const void *arg)
+{
+	print_summary_json(f, arg, 1);
+}
+
+/* The JSON summary's arrays, in order: every device, the --top processes and
+ * files, every histogram with all its slots. */
+static void test_summary_json_rows(void)
+{
+	struct dev_row devs[2];
+	struct proc_row procs[3];
+	struct file_row files[2];
+	struct hist_row hists[2];
+	struct spt_summary s;
+	char *out;
+
+	summary_with_rows(&s, devs, procs, files, hists);
+	s.interval = true;
+	s.attach_mode = "tracepoint";
+	out = capture(summary_json_top1, &s);
+	CHECK(strstr(out, "{\"type\":\"interval\",\"attach_mode\":\"tracepoint\",\"duration_s\":3.000,") == out);
+	CHECK(strstr(out, ",\"violations_total\":4,\"stable_waits\":2,\"other_waits\":1,"
+			  "\"stable_dirtied\":0,\"events_lost\":0,\"rows_dropped\":6,"
+			  "\"would_stall_untimed\":0,\"would_stall_pending\":0,\"wait_untimed\":0,"
+			  "\"waits_pending\":0,\"mkwrite_io_ended\":7,\"writeback_untimed\":8,"
+			  "\"devices\":[{\"dev\":\"7:3\",\"devname\":\"loop3\",\"fstype\":\"ext4\","
+			  "\"stable_writes\":true,\"violations\":{\"mmap\":4,\"write\":0,\"other\":0},"
+			  "\"stable_waits\":2,\"other_waits\":1,\"stable_dirtied\":5},"
+			  "{\"dev\":\"8:16\",\"devname\":\"sdb\",\"fstype\":\"xfs\",\"stable_writes\":false,") != NULL);
+	CHECK(strstr(out, "],\"top_processes\":[{\"pid\":100,\"comm\":\"p0\",\"violations\":"
+			  "{\"mmap\":3,\"write\":0,\"other\":0},\"total\":3,\"stable_waits\":2,"
+			  "\"would_stall_ns\":0,\"stable_wait_ns\":0}],\"top_files\":[{\"dev\":\"7:3\","
+			  "\"ino\":12,\"path\":\"/mnt/a\",\"violations\":{\"mmap\":3,\"write\":0,\"other\":0},"
+			  "\"total\":3,\"last_pid\":100}],\"histograms\":[{\"name\":\"writeback\","
+			  "\"dev\":\"7:3\",\"device\":\"loop3\",\"kind\":\"\",\"count\":2,\"sum_ns\":5000,"
+			  "\"usecs_log2\":[0,2,0,") != NULL);
+	CHECK(strstr(out, ",0]},{\"name\":\"would-stall\",\"dev\":\"7:3\",\"device\":\"loop3\","
+			  "\"kind\":\"mmap\",\"count\":1,\"sum_ns\":900,\"usecs_log2\":[1,0,") != NULL);
+	CHECK(strlen(out) > 7 && !strcmp(out + strlen(out) - 7, ",0]}]}\n"));
+	free(out);
+
+	s.ndevs = s.nprocs = s.nfiles = s.nhists = 0;
+	s.interval = false;
+	s.attach_mode = NULL;
+	out = capture(summary_json_top1, &s);
+	CHECK(strstr(out, "{\"type\":\"summary\",\"duration_s\":") == out);
+	CHECK(strstr(out, ",\"devices\":[],\"top_processes\":[],\"top_files\":[],"
+			  "\"histograms\":[]}\n") != NULL);
+	free(out);
+}
+
 static void label_of(FILE *f, const void *s)
 {
 	prom_label_value(f, s);
@@ -411,6 +563,61 @@ static void test_prom_format(void)
 	/* --prom-top-comm 1: comms summed over processes, the busiest only. */
 	CHECK(sample(out, "stablepage_comm_violations_total{comm=\"db\"}") == 5);
 	CHECK(!strstr(out, "comm=\"other\""));
+	free(out);
+
+	/* The other per-device families and the run's counters; every kind has a
+	 * violations series; the families in docs/metrics.md's order. */
+	dev.s.stable = 1;
+	s.totals.events_lost = 11;
+	out = capture(prom_of, &s);
+	CHECK(sample(out, "stablepage_violations_total{device=\"loop0\",fstype=\"ext4\",kind=\"other\"}") == 0);
+	CHECK(sample(out, "stablepage_stable_writes{device=\"loop0\",fstype=\"ext4\"}") == 1);
+	CHECK(sample(out, "stablepage_events_lost_total") == 11);
+	CHECK(strstr(out, "# HELP stablepage_build_info ") == out);
+	{
+		static const char *const order[] = {
+			"# TYPE stablepage_build_info gauge\n",
+			"# TYPE stablepage_violations_total counter\n",
+			"# TYPE stablepage_stable_waits_total counter\n",
+			"# TYPE stablepage_other_waits_total counter\n",
+			"# TYPE stablepage_stable_writes gauge\n",
+			"# TYPE stablepage_events_lost_total counter\n",
+			"# TYPE stablepage_paused_seconds_total counter\n",
+			"# TYPE stablepage_stable_wait_seconds histogram\n",
+			"# TYPE stablepage_would_stall_seconds histogram\n",
+			"# TYPE stablepage_comm_violations_total counter\n",
+		};
+		const char *at = out;
+
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && at; i++)
+			at = strstr(at, order[i]);
+		CHECK(at != NULL);
+	}
+	free(out);
+}
+
+static void prom_no_top(FILE *f, const void *s)
+{
+	const struct prom_info info = { .version = "1.2", .attach_mode = "fentry", .kernel = "6.1.0" };
+
+	prom_format(f, s, &info);
+}
+
+/* No device and no histogram: the counters' families are there, without
+ * series; histogram families only once they have a row; no comm family
+ * without --prom-top-comm. */
+static void test_prom_empty(void)
+{
+	struct spt_summary s = {};
+	char *out = capture(prom_no_top, &s);
+
+	CHECK(strstr(out, "# HELP stablepage_violations_total ") != NULL);
+	CHECK(strstr(out, "# TYPE stablepage_stable_writes gauge\n# HELP stablepage_events_lost_total ") != NULL);
+	CHECK(strstr(out, "stablepage_violations_total{") == NULL);
+	CHECK(strstr(out, "_seconds_bucket") == NULL && strstr(out, "histogram") == NULL);
+	CHECK(strstr(out, "comm_violations") == NULL);
+	CHECK(strstr(out, "\nstablepage_paused_seconds_total 0.000\n") != NULL);
+	CHECK(out[strlen(out) - 1] == '\n');
 	free(out);
 }
 
@@ -761,7 +968,10 @@ int main(void)
 	test_prom_escape();
 	test_log2_hist();
 	test_prom_format();
+	test_prom_empty();
 	test_summary_text_paused();
+	test_summary_text_tables();
+	test_summary_json_rows();
 	test_hold_tracker();
 	test_options();
 	test_points();
