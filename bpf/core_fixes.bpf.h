@@ -32,9 +32,11 @@ static __always_inline unsigned long folio_flags_word(struct folio *folio)
 }
 
 /*
- * PG_writeback is bit 15 up to 6.5 and bit 1 from 6.6 (PG_writeback moved
- * next to PG_locked so folio_end_writeback() can clear it and test for
- * waiters in one atomic op). Never hard-code it.
+ * PG_writeback is bit 15 up to 6.5 and bit 1 from 6.6 ("mm: rearrange
+ * page flags", Matthew Wilcox, 6.6: moved into the low byte with
+ * PG_locked and PG_waiters, so that a later change could clear it and test
+ * for waiters in one atomic op; folio_end_writeback() does so since 6.7).
+ * Never hard-code it.
  */
 static __always_inline bool folio_under_writeback(struct folio *folio)
 {
@@ -77,14 +79,16 @@ static __always_inline __u64 page_folio_addr(__u64 page)
 /*
  * Does the kernel wait for writeback before letting this mapping's folios
  * change ("stable pages")?
- * - 6.7+ (backported to 6.6.4 and 6.1.y): AS_STABLE_WRITES in
+ * - 6.7+ (backported to 6.6.4 and 6.1.72): AS_STABLE_WRITES in
  *   mapping->flags, copied from the superblock at inode init and set per
  *   inode by some filesystems ("filemap: add a per-mapping stable writes
- *   flag", Christoph Hellwig).
+ *   flag", Christoph Hellwig). Whether a kernel has it is read from its
+ *   BTF at load time, not inferred from its version.
  * - 5.10+: SB_I_STABLE_WRITES in sb->s_iflags, computed when the
  *   superblock is created ("bdi: replace BDI_CAP_STABLE_WRITES with a queue
  *   and a sb flag", Christoph Hellwig, 5.10). It is a #define, absent from
- *   BTF; its value 0x8 has not changed since.
+ *   BTF; it is 0x8 from 5.10 through the 6.x releases checked, which covers
+ *   every kernel that takes this fallback (those without AS_STABLE_WRITES).
  * Kernels before 5.10 (BDI_CAP_STABLE_WRITES) are not supported.
  */
 #define SB_I_STABLE_WRITES___5_10 0x00000008
@@ -103,10 +107,12 @@ static __always_inline bool mapping_stable_writes(struct address_space *mapping,
 
 /*
  * Pages in a folio. A large folio has PG_head set and its page count in
- * the first tail page's space: folio->_folio_nr_pages on 6.1, named
- * folio->_nr_pages in 6.18's layout (the rename came with the folio layout
- * rework between them; only these two shapes have been checked).
- * @folio is a BTF pointer.
+ * the first tail page's space: folio->_folio_nr_pages (64-bit only) up to
+ * 6.14, renamed folio->_nr_pages in 6.15 ("mm: let _folio_nr_pages overlay
+ * memcg_data in first tail page", David Hildenbrand), which also made the
+ * field exist only with CONFIG_MEMCG or CONFIG_SLAB_OBJ_EXT
+ * (NR_PAGES_IN_LARGE_FOLIO). Only the 6.1 and 6.18 shapes have been
+ * tested. @folio is a BTF pointer.
  */
 struct folio___nr_pages_6_1 {
 	unsigned int _folio_nr_pages;
@@ -126,7 +132,8 @@ static __always_inline __u32 folio_nr_pages_of(struct folio *folio)
 /*
  * folio->mapping of an anonymous folio points to its anon_vma with bit 0
  * set: PAGE_MAPPING_ANON, renamed FOLIO_MAPPING_ANON in 6.17 ("mm: rename
- * PAGE_MAPPING_* to FOLIO_MAPPING_*", David Hildenbrand), value unchanged.
+ * PAGE_MAPPING_* to FOLIO_MAPPING_*", David Hildenbrand), value 0x1
+ * unchanged.
  * A #define, absent from BTF. @mapping: the pointer's value as a number.
  */
 #define FOLIO_MAPPING_ANON 0x1
@@ -141,11 +148,15 @@ static __always_inline bool mapping_is_anon(__u64 mapping)
  * kernel: kernel threads (PF_KTHREAD) and io_uring workers (PF_IO_WORKER,
  * since "io-wq: small threadpool implementation for io_uring", Jens Axboe,
  * 5.5). Since 5.12 ("io-wq: fork worker threads from original task", Jens
- * Axboe) io workers are threads of the ring's process rather than kernel
- * threads, so only PF_IO_WORKER tells them apart; they never return to
- * user space, and what their frame holds is not a syscall or fault of
- * theirs. include/linux/sched.h #defines, absent from BTF, values unchanged
- * across the supported kernels. @task is a BTF pointer.
+ * Axboe; 5.10.y got the same with its import of 5.15's io_uring in
+ * 5.10.162) io workers are threads of the ring's process rather than
+ * kernel threads, so only PF_IO_WORKER tells them apart; they never return
+ * to user space, and what their frame holds is not a syscall or fault of
+ * theirs. include/linux/sched.h #defines, absent from BTF. PF_KTHREAD is
+ * 0x00200000 throughout; PF_IO_WORKER was 0x20000000 until 5.9 and is
+ * 0x00000010 since 5.10 ("sched: Bring the PF_IO_WORKER and PF_WQ_WORKER
+ * bits closer together", Sebastian Andrzej Siewior), so both values hold
+ * on every supported kernel. @task is a BTF pointer.
  */
 #define PF_IO_WORKER 0x00000010
 #define PF_KTHREAD 0x00200000
@@ -169,9 +180,11 @@ static __always_inline bool task_has_no_storage(struct task_struct *task)
 
 /*
  * A request's operation is the low REQ_OP_BITS (8) bits of cmd_flags since
- * "block: better op and flags encoding" (Christoph Hellwig, 4.10), with
- * REQ_OP_WRITE 1 since "block: add REQ_OP definitions and bi_op/op fields"
- * (Mike Christie, 4.8); 6.0 typed cmd_flags blk_opf_t, same bits.
+ * "block: better op and flags encoding" (Christoph Hellwig; after 4.9, long
+ * before 5.10), and REQ_OP_WRITE is 1 (an op's low bit gives its data
+ * direction since "block: add a proper block layer data direction
+ * encoding", Christoph Hellwig); 6.0 typed cmd_flags blk_opf_t ("block:
+ * Introduce the type blk_opf_t", Bart Van Assche), same bits.
  * REQ_OP_MASK is a #define, absent from BTF. @rq is a BTF pointer.
  */
 #define REQ_OP_MASK_4_10 0xff
@@ -223,11 +236,12 @@ static __always_inline bool mkwrite_ret_ok(__u64 ret, bool errno_ret)
  * - sched_switch gained a fourth argument, prev_state, in 5.18
  *   ("sched/tracing: Append prev_state to tp args instead", Delyan
  *   Kratunov): the program reads the first three.
- * - Verifier: since 6.7 ("bpf: verify callbacks as if they are called
- *   unknown number of times", Eduard Zingerman) a bpf_loop() callback is
- *   verified for every state it can be called in; before, once with the
- *   values at the call, dropping code dead for those. Either way the
- *   request walk keeps its state in a map value (walk.bpf.h).
+ * - Verifier: since 6.7, and 6.6.15 by backport ("bpf: verify callbacks
+ *   as if they are called unknown number of times", Eduard Zingerman), a
+ *   bpf_loop() callback is verified for every state it can be called in;
+ *   before, once with the values at the call, dropping code dead for those.
+ *   Either way the request walk keeps its state in a map value
+ *   (walk.bpf.h).
  */
 
 #endif /* CORE_FIXES_BPF_H */
