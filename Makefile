@@ -35,9 +35,9 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 
 USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o plan.o points.o tracer.o apply_plan.o events.o \
-	summary.o hold_glue.o report.o resolve.o parse.o json.o prom.o \
+	summary.o hold_glue.o report.o rows.o resolve.o parse.o json.o prom.o \
 	enforce.o probe.o msg.o hold.o guardian.o)
-UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o parse.o json.o prom.o hold.o \
+UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o rows.o parse.o json.o prom.o hold.o \
 	options.o plan.o points.o resolve.o msg.o)
 
 .PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest

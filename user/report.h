@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Summary and event formatting: pure functions over data read from the maps. */
+/* The summary read from the maps, its rows (rows.c) and its printing (report.c):
+ * pure functions, unit-tested in tests/unit. */
 #ifndef SPT_REPORT_H
 #define SPT_REPORT_H
 
