@@ -179,28 +179,53 @@ static error_t parse_dev_arg(struct options *o, char *arg)
 	return 0;
 }
 
+/* The modes' names: what the options accept and what reports print. */
+static const char *const attach_mode_names[] = {
+	[ATTACH_AUTO] = "auto",
+	[ATTACH_TRACEPOINT] = "tracepoint",
+	[ATTACH_FENTRY] = "fentry",
+};
+
+static const char *const action_names[] = {
+	[SPT_ACTION_NONE] = "none", /* plain tracing: printed, never given */
+	[SPT_ACTION_DELAY] = "delay",
+	[SPT_ACTION_KILL] = "kill",
+	[SPT_ACTION_LOG] = "log",
+};
+
+static const char *const write_hold_names[] = {
+	[WRITE_HOLD_NONE] = "none",
+	[WRITE_HOLD_LSM] = "lsm",
+	[WRITE_HOLD_FMOD_RET] = "fmod_ret",
+};
+
+/* The index of arg among names[first..n-1], or -1. */
+static int name_index(const char *const names[], int first, int n, const char *arg)
+{
+	for (int i = first; i < n; i++)
+		if (!strcmp(arg, names[i]))
+			return i;
+	return -1;
+}
+
+#define NNAMES(names) ((int)(sizeof(names) / sizeof(names[0])))
+
 /* The options that take a mode by name. */
 static error_t parse_mode_arg(struct options *o, int key, char *arg)
 {
+	int i;
+
 	if (key == OPT_ATTACH_MODE) {
-		if (!strcmp(arg, "auto"))
-			o->attach_mode = ATTACH_AUTO;
-		else if (!strcmp(arg, "tracepoint"))
-			o->attach_mode = ATTACH_TRACEPOINT;
-		else if (!strcmp(arg, "fentry"))
-			o->attach_mode = ATTACH_FENTRY;
-		else
+		i = name_index(attach_mode_names, 0, NNAMES(attach_mode_names), arg);
+		if (i < 0)
 			return REFUSE("invalid --attach-mode '%s': auto, tracepoint or fentry", arg);
+		o->attach_mode = i;
 		return 0;
 	}
-	if (!strcmp(arg, "delay"))
-		o->action = SPT_ACTION_DELAY;
-	else if (!strcmp(arg, "kill"))
-		o->action = SPT_ACTION_KILL;
-	else if (!strcmp(arg, "log"))
-		o->action = SPT_ACTION_LOG;
-	else
+	i = name_index(action_names, SPT_ACTION_DELAY, NNAMES(action_names), arg);
+	if (i < 0)
 		return REFUSE("invalid --action '%s': delay, kill or log", arg);
+	o->action = i;
 	o->action_given = true;
 	return 0;
 }
@@ -368,34 +393,15 @@ int options_check(struct options *o)
 
 const char *attach_mode_name(enum spt_attach_mode mode)
 {
-	static const char *const names[] = {
-		[ATTACH_AUTO] = "auto",
-		[ATTACH_TRACEPOINT] = "tracepoint",
-		[ATTACH_FENTRY] = "fentry",
-	};
-
-	return names[mode];
+	return attach_mode_names[mode];
 }
 
 const char *action_name(enum spt_hold_action action)
 {
-	static const char *const names[] = {
-		[SPT_ACTION_NONE] = "none",
-		[SPT_ACTION_DELAY] = "delay",
-		[SPT_ACTION_KILL] = "kill",
-		[SPT_ACTION_LOG] = "log",
-	};
-
-	return names[action];
+	return action_names[action];
 }
 
 const char *write_hold_name(enum spt_write_hold wh)
 {
-	static const char *const names[] = {
-		[WRITE_HOLD_NONE] = "none",
-		[WRITE_HOLD_LSM] = "lsm",
-		[WRITE_HOLD_FMOD_RET] = "fmod_ret",
-	};
-
-	return names[wh];
+	return write_hold_names[wh];
 }
