@@ -143,6 +143,13 @@ static void print_totals_text(FILE *f, const struct spt_summary *s)
 			(unsigned long long)t->writeback_untimed);
 }
 
+/* The tables' MMAP, WRITE and OTHER columns, in enum spt_kind order. */
+static void print_kind_columns(FILE *f, const __u64 v[SPT_KIND_MAX])
+{
+	fprintf(f, "%10llu %10llu %10llu", (unsigned long long)v[SPT_KIND_MMAP],
+		(unsigned long long)v[SPT_KIND_WRITE], (unsigned long long)v[SPT_KIND_OTHER]);
+}
+
 /* Every device: --top limits processes and files only. */
 static void print_devs_text(FILE *f, const struct spt_summary *s)
 {
@@ -155,12 +162,10 @@ static void print_devs_text(FILE *f, const struct spt_summary *s)
 		char majmin[16];
 
 		format_majmin(majmin, d->dev);
-		fprintf(f, "%-10s %-8s %-8s %-6s %10llu %10llu %10llu %12llu\n", d->s.devname,
-			majmin, d->s.fstype, d->s.stable ? "yes" : "no",
-			(unsigned long long)d->s.violations[0],
-			(unsigned long long)d->s.violations[1],
-			(unsigned long long)d->s.violations[2],
-			(unsigned long long)stable_waits(d->s.waits));
+		fprintf(f, "%-10s %-8s %-8s %-6s ", d->s.devname, majmin, d->s.fstype,
+			d->s.stable ? "yes" : "no");
+		print_kind_columns(f, d->s.violations);
+		fprintf(f, " %12llu\n", (unsigned long long)stable_waits(d->s.waits));
 	}
 }
 
@@ -174,11 +179,9 @@ static void print_procs_text(FILE *f, const struct spt_summary *s, size_t top)
 	for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
 		const struct proc_row *p = &s->procs[i];
 
-		fprintf(f, "%7u %-16.16s %10llu %10llu %10llu %12llu\n", p->pid, p->s.comm,
-			(unsigned long long)p->s.violations[0],
-			(unsigned long long)p->s.violations[1],
-			(unsigned long long)p->s.violations[2],
-			(unsigned long long)stable_waits(p->s.waits));
+		fprintf(f, "%7u %-16.16s ", p->pid, p->s.comm);
+		print_kind_columns(f, p->s.violations);
+		fprintf(f, " %12llu\n", (unsigned long long)stable_waits(p->s.waits));
 	}
 }
 
@@ -194,11 +197,9 @@ static void print_files_text(FILE *f, const struct spt_summary *s, size_t top)
 		char majmin[16];
 
 		format_majmin(majmin, r->key.dev);
-		fprintf(f, "%-8s %10llu %10llu %10llu %10llu  %s\n", majmin,
-			(unsigned long long)r->key.ino, (unsigned long long)r->s.violations[0],
-			(unsigned long long)r->s.violations[1],
-			(unsigned long long)r->s.violations[2],
-			r->path ? r->path : "(path unresolved)");
+		fprintf(f, "%-8s %10llu ", majmin, (unsigned long long)r->key.ino);
+		print_kind_columns(f, r->s.violations);
+		fprintf(f, "  %s\n", r->path ? r->path : "(path unresolved)");
 	}
 }
 
