@@ -64,23 +64,41 @@ static __always_inline struct spt_proc_stats *proc_stats_of_current(void)
 	return bpf_map_lookup_elem(&proc_stats, &tgid);
 }
 
-static __always_inline struct spt_dev_stats *dev_stats_of(__u32 dev, struct super_block *sb,
+/*
+ * The row of a device. A device's own page cache is described by the
+ * filesystem mounted on it (its metadata) or as "bdev" (write() to the
+ * device, mkfs): its bdev is the device itself, which names it.
+ */
+static __always_inline struct spt_dev_stats *dev_stats_of(struct folio_file *ff,
 							 struct address_space *mapping)
 {
-	struct spt_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &dev);
+	struct spt_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &ff->dev);
 	struct spt_dev_stats init = {};
+	struct super_block *sb = ff->owner ?: ff->sb;
 	struct block_device *bdev;
 
 	if (ds)
 		return ds;
-	bdev = BPF_CORE_READ(sb, s_bdev);
-	if (bdev)
-		init.bdev = BPF_CORE_READ(bdev, bd_dev);
-	init.stable = mapping_stable_writes(mapping, sb);
+	if (ff->bdev_cache) {
+		init.bdev = ff->dev;
+	} else {
+		bdev = BPF_CORE_READ(sb, s_bdev);
+		if (bdev)
+			init.bdev = BPF_CORE_READ(bdev, bd_dev);
+	}
+	init.stable = mapping_stable_writes(mapping, ff->sb);
 	bpf_probe_read_kernel_str(init.fstype, sizeof(init.fstype), BPF_CORE_READ(sb, s_type, name));
-	bpf_probe_read_kernel_str(init.devname, sizeof(init.devname), sb->s_id);
-	bpf_map_update_elem(&dev_stats, &dev, &init, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&dev_stats, &dev);
+	/* "bdev" names no device: user space names it by init.bdev */
+	if (!ff->bdev_cache || ff->owner)
+		bpf_probe_read_kernel_str(init.devname, sizeof(init.devname), BPF_CORE_READ(sb, s_id));
+	bpf_map_update_elem(&dev_stats, &ff->dev, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&dev_stats, &ff->dev);
+}
+
+/* The inode number rows and events show: SPT_INO_BDEV for a device's cache. */
+static __always_inline __u64 folio_file_ino(struct folio_file *ff)
+{
+	return ff->bdev_cache ? SPT_INO_BDEV : ff->inode->i_ino;
 }
 
 /* Dirtied under writeback on a stable-writes mapping: page_mkwrite dirties
@@ -88,7 +106,7 @@ static __always_inline struct spt_dev_stats *dev_stats_of(__u32 dev, struct supe
 static __always_inline void count_stable_dirtied(struct spt_totals *t, struct folio_file *ff,
 						 struct address_space *mapping)
 {
-	struct spt_dev_stats *ds = dev_stats_of(ff->dev, ff->sb, mapping);
+	struct spt_dev_stats *ds = dev_stats_of(ff, mapping);
 
 	t->stable_dirtied++;
 	if (ds)
@@ -114,7 +132,7 @@ writer_row(struct spt_totals *t, const struct violation *v, struct folio_file *f
 	   struct address_space *mapping)
 {
 	struct spt_writer_key key = { .dev = ff->dev, .tgid = v->pid_tgid >> 32,
-				      .ino = ff->inode->i_ino };
+				      .ino = folio_file_ino(ff) };
 	struct spt_writer_stats *w = bpf_map_lookup_elem(&writer_stats, &key);
 	struct spt_writer_stats init = { .generation = v->generation };
 	struct spt_dev_stats *ds;
@@ -122,7 +140,7 @@ writer_row(struct spt_totals *t, const struct violation *v, struct folio_file *f
 
 	if (w)
 		return w;
-	ds = dev_stats_of(ff->dev, ff->sb, mapping);
+	ds = dev_stats_of(ff, mapping);
 	ps = proc_stats_of_current();
 	/* NOEXIST: another CPU may have made it meanwhile */
 	bpf_map_update_elem(&writer_stats, &key, &init, BPF_NOEXIST);
@@ -164,14 +182,19 @@ static __always_inline void stream_violation(struct spt_totals *t, const struct 
 	}
 	e->ts_ns = v->now;
 	e->cgroup_id = bpf_get_current_cgroup_id();
-	e->ino = ff->inode->i_ino;
+	e->ino = folio_file_ino(ff);
+	e->blkbits = ff->inode->i_blkbits;
 	/* fentry mode's page_mkwrite return has the folio as a number */
 	e->index = BPF_CORE_READ(folio, index);
 	e->pid = v->pid_tgid >> 32;
 	e->tid = (__u32)v->pid_tgid;
 	e->dev = ff->dev;
-	bdev = ff->sb->s_bdev;
-	e->bdev = bdev ? bdev->bd_dev : 0;
+	if (ff->bdev_cache) {
+		e->bdev = ff->dev;
+	} else {
+		bdev = ff->sb->s_bdev;
+		e->bdev = bdev ? bdev->bd_dev : 0;
+	}
 	e->generation = v->generation;
 	e->kind = v->kind;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));

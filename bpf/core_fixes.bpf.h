@@ -106,6 +106,48 @@ static __always_inline bool mapping_stable_writes(struct address_space *mapping,
 }
 
 /*
+ * A block device's own page cache (what write() to /dev/sdX, mkfs and the
+ * filesystems' buffer heads go through) belongs to the device's inode in
+ * the bdev pseudo-filesystem. That inode lives in struct bdev_inode beside
+ * its struct block_device (block/bdev.c, 5.4 through 6.18: { bdev,
+ * vfs_inode }), so container_of() gives the device; the offset is
+ * relocated (CO-RE), not assumed. Its i_rdev and bd_dev are the device's
+ * number on every supported kernel (bdev_add() sets both). @inode is a
+ * BTF pointer of a block device inode (S_ISBLK: only bdev inodes have a
+ * page cache of their own; a /dev node's i_mapping points to it).
+ */
+static __always_inline struct block_device *bdev_of_inode(struct inode *inode)
+{
+	return (void *)inode - bpf_core_field_offset(struct bdev_inode, vfs_inode);
+}
+
+/*
+ * The filesystem mounted on a block device, or NULL: whose metadata the
+ * device's own page cache holds.
+ * - Up to 6.5: bdev->bd_super, set by mount_bdev()/get_tree_bdev() once the
+ *   superblock is set up (6.1 checked); gone in 6.6, whose rework of how
+ *   filesystems claim their devices (Christoph Hellwig) made the
+ *   superblock the holder.
+ * - Since then: a filesystem claims its device with its superblock as
+ *   holder and fs_holder_ops (bd_holder_ops: "block: introduce holder
+ *   ops", Christoph Hellwig, 6.5; 6.18 checked); other exclusive openers
+ *   (mkfs's O_EXCL, dm, md) pass no holder ops.
+ * Read with probe reads: @bdev comes from pointer arithmetic.
+ */
+struct block_device___bd_super {
+	struct super_block *bd_super;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct super_block *bdev_fs_owner(struct block_device *bdev)
+{
+	if (bpf_core_field_exists(struct block_device___bd_super, bd_super))
+		return BPF_CORE_READ((struct block_device___bd_super *)bdev, bd_super);
+	if (bpf_core_field_exists(bdev->bd_holder_ops) && BPF_CORE_READ(bdev, bd_holder_ops))
+		return BPF_CORE_READ(bdev, bd_holder);
+	return NULL;
+}
+
+/*
  * Pages in a folio. A large folio has PG_head set and its page count in
  * the first tail page's space: folio->_folio_nr_pages (64-bit only) up to
  * 6.14, renamed folio->_nr_pages in 6.15 ("mm: let _folio_nr_pages overlay

@@ -96,12 +96,24 @@ static __always_inline bool sb_selected(struct super_block *sb, __u32 dev)
  * The file, superblock and device of a page-cache folio's mapping, if the
  * device passes the filter (writeback start: done by flushers, so no task
  * filter) or the device and the current task do.
+ *
+ * A block device's own page cache (write() to /dev/sdX, a mapping of it,
+ * mkfs, and the filesystems' buffer heads) is the device inode's in the
+ * bdev pseudo-filesystem, whose superblock ("bdev", 0:N) says nothing:
+ * such a folio is counted on the device itself (bdev_cache), as metadata
+ * of the filesystem mounted on it if there is one (owner).
  */
 struct folio_file {
 	struct inode *inode;
-	struct super_block *sb;
-	__u32 dev;
+	struct super_block *sb;    /* the mapping's: "bdev" for a device's cache */
+	struct super_block *owner; /* bdev_cache: the filesystem mounted on it, or NULL */
+	__u32 dev;                 /* sb->s_dev; bdev_cache: the device */
+	bool bdev_cache;
 };
+
+/* include/uapi/linux/stat.h, unchanged since forever */
+#define S_IFMT_ 00170000
+#define S_IFBLK_ 0060000
 
 /*
  * @mapping is a BTF pointer (every caller has one), so the chain is read by
@@ -118,6 +130,15 @@ static __always_inline bool folio_file_on_selected_dev(struct address_space *map
 		return false;
 	ff->inode = inode;
 	ff->sb = sb;
+	ff->owner = NULL;
+	ff->bdev_cache = (inode->i_mode & S_IFMT_) == S_IFBLK_;
+	if (ff->bdev_cache) {
+		ff->dev = inode->i_rdev;
+		if (!dev_selected(ff->dev))
+			return false;
+		ff->owner = bdev_fs_owner(bdev_of_inode(inode));
+		return true;
+	}
 	ff->dev = sb->s_dev;
 	return sb_selected(sb, ff->dev);
 }

@@ -154,12 +154,24 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 	t = get_totals();
 	if (!t)
 		return 0;
+	addr = btf_ptr_addr(folio);
+	/*
+	 * A mounted filesystem's metadata (buffer heads in its device's own
+	 * cache): whoever dirties it, nothing waits for writeback first
+	 * (mark_buffer_dirty() does not), stable writes or not.
+	 */
+	if (ff.owner) {
+		record_violation(t, addr, mapping, &ff, SPT_KIND_METADATA);
+		return 0;
+	}
+	/* Also a device's own cache: AS_STABLE_WRITES of the bdev inode's
+	 * mapping, or the bdev superblock, which never has
+	 * SB_I_STABLE_WRITES (core_fixes.bpf.h) */
 	if (mapping_stable_writes(mapping, ff.sb)) {
 		count_stable_dirtied(t, &ff, mapping);
 		return 0;
 	}
 	kind = current_kind();
-	addr = btf_ptr_addr(folio);
 	if (hook_mkwrite && kind == SPT_KIND_MMAP) {
 		__u32 tid = bpf_get_current_pid_tgid();
 		struct mkwrite_call *call = bpf_map_lookup_elem(&mkwrite_calls, &tid);
@@ -196,7 +208,7 @@ static __always_inline int handle_writeback_wait(struct folio *folio, struct add
 		return 0;
 	kind = current_kind();
 	t->waits[kind]++;
-	ds = dev_stats_of(ff.dev, ff.sb, mapping);
+	ds = dev_stats_of(&ff, mapping);
 	if (ds)
 		__sync_fetch_and_add(&ds->waits[kind], 1);
 	time_wait(t, folio, ff.dev, kind);

@@ -15,8 +15,19 @@ enum spt_kind {
 	SPT_KIND_MMAP = 0,  /* store through a shared mapping: write fault / page_mkwrite */
 	SPT_KIND_WRITE = 1, /* write(2), pwrite64(2), writev(2), pwritev(2), pwritev2(2) */
 	SPT_KIND_OTHER = 2, /* any other syscall, kernel threads, io_uring workers */
-	SPT_KIND_MAX = 3,
+	/* a block device's own page cache (buffer heads) dirtied under
+	 * writeback while a filesystem is mounted on the device: the
+	 * filesystem's metadata, whatever the task was doing */
+	SPT_KIND_METADATA = 3,
+	SPT_KIND_MAX = 4,
 };
+
+/*
+ * The inode number that rows and events give a block device's own page
+ * cache (the bdev pseudo-filesystem's inode of the device): no file of a
+ * filesystem, its path is /dev/NAME of the device (dev).
+ */
+#define SPT_INO_BDEV (~0ULL)
 
 /* One violation: a folio became dirty while PG_writeback was set, on a
  * mapping whose kernel does not wait for writeback before letting it change. */
@@ -31,6 +42,10 @@ struct spt_event {
 	__u32 bdev;      /* sb->s_bdev->bd_dev, 0 when the superblock has no bdev */
 	__u32 generation; /* inode i_generation, for open_by_handle_at() path lookup */
 	__u32 kind;      /* enum spt_kind */
+	/* log2 of the block size of the mapping's inode: the block number in
+	 * a device's own cache (ino SPT_INO_BDEV) is index << (12 - blkbits) */
+	__u32 blkbits;
+	__u32 pad;
 	char comm[SPT_COMM_LEN];
 };
 
@@ -145,9 +160,9 @@ struct spt_proc_stats {
  * per-device counts.
  */
 struct spt_writer_key {
-	__u32 dev;  /* superblock s_dev */
+	__u32 dev;  /* superblock s_dev; a device's own cache: the device */
 	__u32 tgid;
-	__u64 ino;
+	__u64 ino;  /* SPT_INO_BDEV: the device's own page cache */
 };
 
 struct spt_writer_stats {

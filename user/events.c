@@ -23,6 +23,9 @@ static const struct dev_name *dev_name_of(struct event_stream *t, uint32_t dev)
 	n = &t->names[t->nnames < cap ? t->nnames++ : 0];
 	n->dev = dev;
 	memcpy(n->devname, ds.devname, sizeof(n->devname));
+	/* a device's own cache with no filesystem on it (account.bpf.h) */
+	if (!n->devname[0] && ds.bdev)
+		resolve_blockdev_name(ds.bdev, n->devname, sizeof(n->devname));
 	memcpy(n->fstype, ds.fstype, sizeof(n->fstype));
 	return n;
 }

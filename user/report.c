@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Printing the summary (text, JSON), the histograms and the events; rows.c
  * prepares what is printed. */
+#include <ctype.h>
 #include <string.h>
 #include <time.h>
 #include "json.h"
@@ -13,10 +14,18 @@ static void format_majmin(char buf[16], __u32 dev)
 	snprintf(buf, 16, "%u:%u", spt_kdev_major(dev), spt_kdev_minor(dev));
 }
 
+/* {"mmap":N,"write":N,"other":N,"metadata":N}: one key per enum spt_kind */
 static void json_kinds(FILE *f, const __u64 v[SPT_KIND_MAX])
 {
-	fprintf(f, "{\"mmap\":%llu,\"write\":%llu,\"other\":%llu}", (unsigned long long)v[0],
-		(unsigned long long)v[1], (unsigned long long)v[2]);
+	for (int k = 0; k < SPT_KIND_MAX; k++)
+		fprintf(f, "%s\"%s\":%llu", k ? "," : "{", spt_kind_names[k], (unsigned long long)v[k]);
+	fputc('}', f);
+}
+
+/* A device's own page cache has no inode of a filesystem: 0 */
+static __u64 shown_ino(__u64 ino)
+{
+	return ino == SPT_INO_BDEV ? 0 : ino;
 }
 
 static void json_dev(FILE *f, __u32 dev)
@@ -46,7 +55,7 @@ void print_event_text(FILE *f, const struct event_view *v)
 	fprintf(f, "%s.%06ld %-5s %-16.16s %7u %7u %-8s %-7s %-6s %9llu %8llu %s\n", when,
 		(long)((v->ts - (double)secs) * 1e6), spt_kind_names[e->kind % SPT_KIND_MAX],
 		e->comm, e->pid, e->tid, v->devname ? v->devname : "?", majmin,
-		v->fstype ? v->fstype : "?", (unsigned long long)e->ino,
+		v->fstype ? v->fstype : "?", (unsigned long long)shown_ino(e->ino),
 		(unsigned long long)e->index, v->path ? v->path : "(path unresolved)");
 }
 
@@ -65,9 +74,16 @@ void print_event_json(FILE *f, const struct event_view *v)
 	json_string(f, v->devname);
 	fputs(",\"fstype\":", f);
 	json_string(f, v->fstype);
-	fprintf(f, ",\"ino\":%llu,\"index\":%llu,\"offset\":%llu,\"path\":",
-		(unsigned long long)e->ino, (unsigned long long)e->index,
+	fprintf(f, ",\"ino\":%llu,\"index\":%llu,\"offset\":%llu,\"block\":",
+		(unsigned long long)shown_ino(e->ino), (unsigned long long)e->index,
 		(unsigned long long)e->index * 4096);
+	/* the device's block (of the filesystem's block size) where the folio
+	 * starts, for a device's own cache; null for a file's page */
+	if (e->ino == SPT_INO_BDEV && e->blkbits >= 9 && e->blkbits <= 12)
+		fprintf(f, "%llu", (unsigned long long)e->index << (12 - e->blkbits));
+	else
+		fputs("null", f);
+	fputs(",\"path\":", f);
 	json_string(f, v->path);
 	fprintf(f, ",\"path_resolved\":%s}\n", v->path ? "true" : "false");
 }
@@ -115,10 +131,11 @@ static void print_totals_text(FILE *f, const struct spt_summary *s)
 			s->paused_s, s->duration_s);
 	else
 		fprintf(f, "\nTraced %.1f s.", s->duration_s);
-	fprintf(f, " Violations: %llu (mmap %llu, write %llu, other %llu)\n",
-		(unsigned long long)kinds_total(t->violations),
-		(unsigned long long)t->violations[0], (unsigned long long)t->violations[1],
-		(unsigned long long)t->violations[2]);
+	fprintf(f, " Violations: %llu (", (unsigned long long)kinds_total(t->violations));
+	for (int k = 0; k < SPT_KIND_MAX; k++)
+		fprintf(f, "%s%s %llu", k ? ", " : "", spt_kind_names[k],
+			(unsigned long long)t->violations[k]);
+	fputs(")\n", f);
 	fprintf(f, "Stable waits: %llu (writers slept until writeback ended); other writeback "
 		   "waits: %llu\n",
 		(unsigned long long)stable_waits(t->waits), (unsigned long long)t->waits[2]);
@@ -143,11 +160,25 @@ static void print_totals_text(FILE *f, const struct spt_summary *s)
 			(unsigned long long)t->writeback_untimed);
 }
 
-/* The tables' MMAP, WRITE and OTHER columns, in enum spt_kind order. */
+/* The tables' kind columns (MMAP WRITE OTHER METADATA), in enum spt_kind
+ * order, each 10 wide and preceded by a space but the first. */
 static void print_kind_columns(FILE *f, const __u64 v[SPT_KIND_MAX])
 {
-	fprintf(f, "%10llu %10llu %10llu", (unsigned long long)v[SPT_KIND_MMAP],
-		(unsigned long long)v[SPT_KIND_WRITE], (unsigned long long)v[SPT_KIND_OTHER]);
+	for (int k = 0; k < SPT_KIND_MAX; k++)
+		fprintf(f, "%s%10llu", k ? " " : "", (unsigned long long)v[k]);
+}
+
+static void print_kind_headers(FILE *f)
+{
+	for (int k = 0; k < SPT_KIND_MAX; k++) {
+		char name[16];
+		int i = 0;
+
+		for (; spt_kind_names[k][i] && i < 15; i++)
+			name[i] = (char)toupper((unsigned char)spt_kind_names[k][i]);
+		name[i] = 0;
+		fprintf(f, "%s%10s", k ? " " : "", name);
+	}
 }
 
 /* Every device: --top limits processes and files only. */
@@ -155,8 +186,9 @@ static void print_devs_text(FILE *f, const struct spt_summary *s)
 {
 	if (!s->ndevs)
 		return;
-	fprintf(f, "\n%-10s %-8s %-8s %-6s %10s %10s %10s %12s\n", "DEVICE", "MAJ:MIN", "FSTYPE",
-		"STABLE", "MMAP", "WRITE", "OTHER", "STABLE_WAITS");
+	fprintf(f, "\n%-10s %-8s %-8s %-6s ", "DEVICE", "MAJ:MIN", "FSTYPE", "STABLE");
+	print_kind_headers(f);
+	fprintf(f, " %12s\n", "STABLE_WAITS");
 	for (size_t i = 0; i < s->ndevs; i++) {
 		const struct dev_row *d = &s->devs[i];
 		char majmin[16];
@@ -174,8 +206,9 @@ static void print_procs_text(FILE *f, const struct spt_summary *s, size_t top)
 {
 	if (!s->nprocs)
 		return;
-	fprintf(f, "\n%7s %-16s %10s %10s %10s %12s\n", "PID", "COMM", "MMAP", "WRITE", "OTHER",
-		"STABLE_WAITS");
+	fprintf(f, "\n%7s %-16s ", "PID", "COMM");
+	print_kind_headers(f);
+	fprintf(f, " %12s\n", "STABLE_WAITS");
 	for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
 		const struct proc_row *p = &s->procs[i];
 
@@ -190,14 +223,15 @@ static void print_files_text(FILE *f, const struct spt_summary *s, size_t top)
 {
 	if (!s->nfiles)
 		return;
-	fprintf(f, "\n%-8s %10s %10s %10s %10s  %s\n", "MAJ:MIN", "INO", "MMAP", "WRITE", "OTHER",
-		"PATH");
+	fprintf(f, "\n%-8s %10s ", "MAJ:MIN", "INO");
+	print_kind_headers(f);
+	fprintf(f, "  %s\n", "PATH");
 	for (size_t i = 0; i < min_size(top, s->nfiles); i++) {
 		const struct file_row *r = &s->files[i];
 		char majmin[16];
 
 		format_majmin(majmin, r->key.dev);
-		fprintf(f, "%-8s %10llu ", majmin, (unsigned long long)r->key.ino);
+		fprintf(f, "%-8s %10llu ", majmin, (unsigned long long)shown_ino(r->key.ino));
 		print_kind_columns(f, r->s.violations);
 		fprintf(f, "  %s\n", r->path ? r->path : "(path unresolved)");
 	}
@@ -291,7 +325,7 @@ static void json_top_files(FILE *f, const struct spt_summary *s, size_t top)
 
 		fputs(i ? ",{\"dev\":" : "{\"dev\":", f);
 		json_dev(f, r->key.dev);
-		fprintf(f, ",\"ino\":%llu,\"path\":", (unsigned long long)r->key.ino);
+		fprintf(f, ",\"ino\":%llu,\"path\":", (unsigned long long)shown_ino(r->key.ino));
 		json_string(f, r->path);
 		fputs(",\"violations\":", f);
 		json_kinds(f, r->s.violations);

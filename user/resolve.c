@@ -12,8 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <linux/types.h>
 #include "parse.h"
 #include "resolve.h"
+#include "stablepage.h"
 
 /* include/linux/exportfs.h */
 #define FILEID_INO32_GEN 1
@@ -237,6 +239,19 @@ static char *lookup_path(uint32_t dev, uint64_t ino, uint32_t generation)
 	return path;
 }
 
+/* A device's own page cache: the file is the device, /dev/NAME by its
+ * kernel name (what devtmpfs creates); NULL when /sys/dev/block does not
+ * know it any more. */
+static char *bdev_path(uint32_t dev)
+{
+	char name[64], *path;
+
+	resolve_blockdev_name(dev, name, sizeof(name));
+	if (strchr(name, ':') || asprintf(&path, "/dev/%s", name) < 0)
+		return NULL;
+	return path;
+}
+
 const char *resolve_path(uint32_t dev, uint64_t ino, uint32_t generation)
 {
 	struct path_slot *s = &path_cache[(ino * 31 + dev) % CACHE_SLOTS];
@@ -248,7 +263,7 @@ const char *resolve_path(uint32_t dev, uint64_t ino, uint32_t generation)
 	s->dev = dev;
 	s->ino = ino;
 	s->generation = generation;
-	s->path = lookup_path(dev, ino, generation);
+	s->path = ino == SPT_INO_BDEV ? bdev_path(dev) : lookup_path(dev, ino, generation);
 	return s->path;
 }
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include "report.h"
 
-const char *const spt_kind_names[SPT_KIND_MAX] = { "mmap", "write", "other" };
+const char *const spt_kind_names[SPT_KIND_MAX] = { "mmap", "write", "other", "metadata" };
 
 __u64 kinds_total(const __u64 v[SPT_KIND_MAX])
 {

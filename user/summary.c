@@ -159,8 +159,13 @@ int summary_read(struct stablepage_bpf *skel, struct spt_summary *s, size_t top)
 		return err;
 	s->would_stall_pending = skel->bss->n_inflight_violations;
 	s->waits_pending = skel->bss->n_waiting;
-	for (size_t i = 0; i < s->ndevs; i++)
+	for (size_t i = 0; i < s->ndevs; i++) {
 		device_label(s, s->devs[i].dev, s->devs[i].device);
+		/* a device's own cache with no filesystem on it: BPF leaves
+		 * the bdev superblock's "bdev" out; its name is the device's */
+		if (!s->devs[i].s.devname[0])
+			memcpy(s->devs[i].s.devname, s->devs[i].device, SPT_DEVNAME_LEN);
+	}
 	for (size_t i = 0; i < s->nhists; i++) {
 		hist_set_count(&s->hists[i].h);
 		device_label(s, s->hists[i].key.dev, s->hists[i].device);

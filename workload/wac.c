@@ -10,6 +10,9 @@
  *   D  C with O_DIRECT writers
  *   E  A with O_DIRECT
  *   F  B on a file opened O_DIRECT
+ *   M  metadata: threads creating, appending to and deleting files in the
+ *      directory FILE, with syncfs() every N operations (the filesystem's
+ *      bitmaps, inode tables and directory blocks written under them)
  *
  * Prints one line of key=value results: operations done per type and ops/s.
  * With -c FILE the counters live in FILE, mapped shared, so that another
@@ -30,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,10 +63,11 @@ static char *map;
 static void __attribute__((noreturn)) usage(int code)
 {
 	fprintf(code ? stderr : stdout,
-		"usage: wac [-p A-F] [-t THREADS] [-s SIZE[k|m]] [-d SECS] [-S N] [-n COMM]\n"
+		"usage: wac [-p A-F|M] [-t THREADS] [-s SIZE[k|m]] [-d SECS] [-S N] [-n COMM]\n"
 		"           [-c FILE] FILE\n"
 		"  -p  profile: A write()+sync_file_range, B mmap+msync, C both, D C+O_DIRECT,\n"
-		"      E A+O_DIRECT, F B+O_DIRECT (default A)\n"
+		"      E A+O_DIRECT, F B+O_DIRECT (default A); M: FILE is a directory,\n"
+		"      files created, appended to, deleted, syncfs() every N ops\n"
 		"  -t  threads (default 4)   -s  file size (default 64k)\n"
 		"  -d  duration in seconds (default 5)   -S  start writeback every N ops (default 4)\n"
 		"  -n  set the process name (comm) first, e.g. to test how tools escape it\n"
@@ -128,6 +133,52 @@ static void *mapper(void *arg)
 	return NULL;
 }
 
+/*
+ * Profile M: each thread cycles through 64 files of its own in the
+ * directory: a 4 KiB append to each (creating it), every third operation
+ * a deletion instead; syncfs() every opt.sync_every operations starts the
+ * writeback of the device's own cache (bitmaps, group descriptors, inode
+ * tables, directory blocks) while the other threads keep changing them.
+ */
+static void *metadata_worker(void *arg)
+{
+	int dir = open(opt.path, O_RDONLY | O_DIRECTORY);
+	unsigned long id = (uintptr_t)arg;
+	char name[64], page[PAGE];
+	unsigned n = 0;
+
+	if (dir < 0) {
+		last_errno = errno;
+		ctr->errors++;
+		return NULL;
+	}
+	memset(page, 0x6d, sizeof(page));
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		int fd, ok;
+
+		snprintf(name, sizeof(name), "wac-m.%lu.%u", id, n % 64);
+		if (n % 3 == 2) {
+			ok = !unlinkat(dir, name, 0) || errno == ENOENT;
+		} else {
+			fd = openat(dir, name, O_WRONLY | O_CREAT | O_APPEND, 0644);
+			ok = fd >= 0 && write(fd, page, PAGE) == PAGE;
+			if (fd >= 0)
+				close(fd);
+		}
+		if (!ok) {
+			last_errno = errno;
+			ctr->errors++;
+		}
+		ctr->write_ops++;
+		if (++n % opt.sync_every == 0) {
+			syncfs(dir);
+			ctr->sync_ops++;
+		}
+	}
+	close(dir);
+	return NULL;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -177,7 +228,7 @@ static void parse_options(int argc, char **argv)
 		switch (c) {
 		case 'p':
 			opt.profile = optarg[0] & ~0x20;
-			if (optarg[1] || opt.profile < 'A' || opt.profile > 'F')
+			if (optarg[1] || ((opt.profile < 'A' || opt.profile > 'F') && opt.profile != 'M'))
 				usage(2);
 			break;
 		case 't':
@@ -225,9 +276,19 @@ static void parse_options(int argc, char **argv)
 static int setup_file(void)
 {
 	char page[PAGE];
+	struct stat st;
 
+	if (opt.profile == 'M') {
+		fd_buffered = open(opt.path, O_RDONLY | O_DIRECTORY);
+		if (fd_buffered < 0)
+			fprintf(stderr, "wac: %s: %s\n", opt.path, strerror(errno));
+		return fd_buffered < 0 ? -1 : 0;
+	}
 	fd_buffered = open(opt.path, O_RDWR | O_CREAT, 0644);
-	if (fd_buffered < 0 || ftruncate(fd_buffered, opt.size)) {
+	/* A block device (write() to /dev/loopN: its own page cache) has
+	 * its size: only its first opt.size bytes are written. */
+	if (fd_buffered < 0 || fstat(fd_buffered, &st) ||
+	    (!S_ISBLK(st.st_mode) && ftruncate(fd_buffered, opt.size))) {
 		fprintf(stderr, "wac: %s: %s\n", opt.path, strerror(errno));
 		return -1;
 	}
@@ -273,7 +334,9 @@ static double run_threads(int *nwrite, int *nmap)
 			       (strchr("CD", opt.profile) && i % 2);
 
 		use_map ? (*nmap)++ : (*nwrite)++;
-		pthread_create(&tids[i], NULL, use_map ? mapper : writer, (void *)(i + 1));
+		pthread_create(&tids[i], NULL,
+			       opt.profile == 'M' ? metadata_worker : use_map ? mapper : writer,
+			       (void *)(i + 1));
 	}
 	nap.tv_sec = (time_t)opt.duration;
 	nap.tv_nsec = (long)((opt.duration - (double)nap.tv_sec) * 1e9);
