@@ -13,6 +13,7 @@
 #   (/dev/loopN), MNT and DEV (MAJ:MIN of the filesystem). stable: the loop
 #   device asks for stable pages (queue/stable_writes) first. Each step is
 #   undone by run_cleanup, so a half-made one is undone as far as it got.
+#   FSTYPE ext4-nojournal: ext4 made without a journal (-O ^has_journal).
 # wait_for_lines PID N REGEX FILE...: polls until N lines of the FILEs
 #   together match REGEX (grep -E), e.g. a tracer's Nth acknowledgement: 0;
 #   1 once PID has exited, 2 after $WAIT_TRIES polls (default 0: no
@@ -63,6 +64,7 @@ scratch_fs() {
 	fi
 	case $fstype in
 	ext4) mkfs.ext4 -q -F "$LOOP" ;;
+	ext4-nojournal) mkfs.ext4 -q -F -O ^has_journal "$LOOP" ;;
 	xfs) mkfs.xfs -q -f "$LOOP" ;;
 	btrfs) mkfs.btrfs -q -f "$LOOP" > /dev/null ;;
 	ext2 | ext3) mkfs -t "$fstype" -q -F "$LOOP" ;;

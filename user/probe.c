@@ -287,12 +287,48 @@ static const struct {
 	[PROBE_LSM] = { "probe_lsm", "BPF LSM program lsm/file_permission" },
 };
 
+/* Does enum mapping_flags have AS_STABLE_WRITES (6.7, 6.6.4, 6.1.y)? */
+static bool btf_has_as_stable_writes(const struct btf *btf)
+{
+	int id = btf__find_by_name_kind(btf, "mapping_flags", BTF_KIND_ENUM);
+	const struct btf_type *t = id >= 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_enum *e = t ? btf_enum(t) : NULL;
+
+	for (int i = 0; e && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), "AS_STABLE_WRITES"))
+			return true;
+	return false;
+}
+
+/*
+ * A block device's own page cache: whether the kernel ever waits there
+ * (AS_STABLE_WRITES on the bdev inode's mapping, set by bdev_add() only),
+ * and that the filesystems' metadata in it is never waited for. Measured
+ * on 6.1.192 and 6.18 (docs/semantics.md).
+ */
+static void print_bdev_cache(bool as_stable_writes)
+{
+	printf("block devices' own page cache (write() or a mapping of /dev/NAME, mkfs, metadata):\n");
+	if (as_stable_writes)
+		printf("  stable writes: only on devices whose stable_writes was 1 when they appeared\n"
+		       "  (AS_STABLE_WRITES, set at bdev_add()); writing queue/stable_writes later does\n"
+		       "  not reach this cache: its writes under writeback stay violations\n");
+	else
+		printf("  stable writes: never (no AS_STABLE_WRITES; the bdev filesystem has no\n"
+		       "  SB_I_STABLE_WRITES): writes under writeback are violations even where\n"
+		       "  stable_writes=1\n");
+	printf("  metadata of a mounted filesystem (buffer heads): never waited for; counted as\n"
+	       "  kind metadata whatever stable_writes says; writes without PG_writeback\n"
+	       "  (submit_bh: jbd2, sync_dirty_buffer) are not seen\n");
+}
+
 /*
  * The kernel, its BTF, and what the BTF has: each tracepoint the tool needs
- * (*all_tp: all of them) and the bpf_send_signal_task kfunc. False, after
- * the BTF's "no" row, when the BTF does not parse: features stops there.
+ * (*all_tp: all of them), the bpf_send_signal_task kfunc and
+ * AS_STABLE_WRITES (*as_stable). False, after the BTF's "no" row, when the
+ * BTF does not parse: features stops there.
  */
-static bool btf_features(const char *btf_path, bool *all_tp)
+static bool btf_features(const char *btf_path, bool *all_tp, bool *as_stable)
 {
 	const char *path = btf_path ? btf_path : SYSFS_BTF;
 	struct utsname uts;
@@ -316,6 +352,7 @@ static bool btf_features(const char *btf_path, bool *all_tp)
 	}
 	row("bpf_send_signal_task() kfunc",
 	    btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) >= 0, NULL);
+	*as_stable = btf_has_as_stable_writes(btf);
 	btf__free(btf);
 	return true;
 }
@@ -368,10 +405,10 @@ static void print_enforcement(const bool ok[NPROBES], bool lsm_active)
  * is missing (the report says it). */
 int features_run(const char *btf_path)
 {
-	bool ok[NPROBES], lsm_active, all_tp;
+	bool ok[NPROBES], lsm_active, all_tp, as_stable;
 	char lsms[256];
 
-	if (!btf_features(btf_path, &all_tp))
+	if (!btf_features(btf_path, &all_tp, &as_stable))
 		return 1;
 	row("ring buffer map", libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1, NULL);
 	probe_all_programs(btf_path, ok);
@@ -382,5 +419,6 @@ int features_run(const char *btf_path)
 	print_attach_mode(btf_path, ok, all_tp);
 	print_enforcement(ok, lsm_active);
 	block_devices();
+	print_bdev_cache(as_stable);
 	return 0;
 }

@@ -255,7 +255,7 @@ static void test_summary_json(void)
 	s.totals.violations[0] = 2, s.totals.violations[1] = 2;
 	out = capture(summary_json, &s);
 	CHECK(strstr(out, "\"type\":\"summary\"") != NULL);
-	CHECK(strstr(out, "\"violations\":{\"mmap\":2,\"write\":2,\"other\":0}") != NULL);
+	CHECK(strstr(out, "\"violations\":{\"mmap\":2,\"write\":2,\"other\":0,\"metadata\":0}") != NULL);
 	CHECK(strstr(out, "\"comm\":\"a\\\"b\"") != NULL);
 	CHECK(strstr(out, "\"pid\":8") == NULL); /* --top 1 */
 	CHECK(strstr(out, "\"duration_s\":1.500,\"paused_s\":0.000,") != NULL);
@@ -356,21 +356,21 @@ static void test_summary_text_tables(void)
 
 	summary_with_rows(&s, devs, procs, files, hists);
 	out = capture(summary_text_top2, &s);
-	CHECK(strstr(out, "\nTraced 3.0 s. Violations: 4 (mmap 4, write 0, other 0)\n"
+	CHECK(strstr(out, "\nTraced 3.0 s. Violations: 4 (mmap 4, write 0, other 0, metadata 0)\n"
 			  "Stable waits: 2 (writers slept until writeback ended); other writeback waits: 1\n") != NULL);
 	CHECK(strstr(out, "\nPer-process/file table full, rows dropped (totals exact): 6\n") != NULL);
 	CHECK(strstr(out, "\nWould-stall timed: 1, untimed: 0, I/O still in flight: 0; "
 			  "waits timed: 0, untimed: 0, still waiting: 0\n") != NULL);
 	CHECK(strstr(out, "page_mkwrite") == NULL); /* attach mode unknown */
-	CHECK(strstr(out, "\n\nDEVICE     MAJ:MIN  FSTYPE   STABLE       MMAP      WRITE      OTHER STABLE_WAITS\n"
-			  "loop3      7:3      ext4     yes             4          0          0            2\n"
-			  "sdb        8:16     xfs      no              0          0          0            0\n"
-			  "\n    PID COMM                   MMAP      WRITE      OTHER STABLE_WAITS\n"
-			  "    100 p0                        3          0          0            2\n"
-			  "    101 p1                        2          0          0            0\n"
-			  "\nMAJ:MIN         INO       MMAP      WRITE      OTHER  PATH\n"
-			  "7:3              12          3          0          0  /mnt/a\n"
-			  "7:3              13          1          0          0  (path unresolved)\n") != NULL);
+	CHECK(strstr(out, "\n\nDEVICE     MAJ:MIN  FSTYPE   STABLE       MMAP      WRITE      OTHER   METADATA STABLE_WAITS\n"
+			  "loop3      7:3      ext4     yes             4          0          0          0            2\n"
+			  "sdb        8:16     xfs      no              0          0          0          0            0\n"
+			  "\n    PID COMM                   MMAP      WRITE      OTHER   METADATA STABLE_WAITS\n"
+			  "    100 p0                        3          0          0          0            2\n"
+			  "    101 p1                        2          0          0          0            0\n"
+			  "\nMAJ:MIN         INO       MMAP      WRITE      OTHER   METADATA  PATH\n"
+			  "7:3              12          3          0          0          0  /mnt/a\n"
+			  "7:3              13          1          0          0          0  (path unresolved)\n") != NULL);
 	CHECK(out[strlen(out) - 1] == '\n' && strstr(out, "p2") == NULL); /* --top 2 */
 	free(out);
 
@@ -412,13 +412,13 @@ static void test_summary_json_rows(void)
 			  "\"would_stall_untimed\":0,\"would_stall_pending\":0,\"wait_untimed\":0,"
 			  "\"waits_pending\":0,\"mkwrite_io_ended\":7,\"writeback_untimed\":8,"
 			  "\"devices\":[{\"dev\":\"7:3\",\"devname\":\"loop3\",\"fstype\":\"ext4\","
-			  "\"stable_writes\":true,\"violations\":{\"mmap\":4,\"write\":0,\"other\":0},"
+			  "\"stable_writes\":true,\"violations\":{\"mmap\":4,\"write\":0,\"other\":0,\"metadata\":0},"
 			  "\"stable_waits\":2,\"other_waits\":1,\"stable_dirtied\":5},"
 			  "{\"dev\":\"8:16\",\"devname\":\"sdb\",\"fstype\":\"xfs\",\"stable_writes\":false,") != NULL);
 	CHECK(strstr(out, "],\"top_processes\":[{\"pid\":100,\"comm\":\"p0\",\"violations\":"
-			  "{\"mmap\":3,\"write\":0,\"other\":0},\"total\":3,\"stable_waits\":2,"
+			  "{\"mmap\":3,\"write\":0,\"other\":0,\"metadata\":0},\"total\":3,\"stable_waits\":2,"
 			  "\"would_stall_ns\":0,\"stable_wait_ns\":0}],\"top_files\":[{\"dev\":\"7:3\","
-			  "\"ino\":12,\"path\":\"/mnt/a\",\"violations\":{\"mmap\":3,\"write\":0,\"other\":0},"
+			  "\"ino\":12,\"path\":\"/mnt/a\",\"violations\":{\"mmap\":3,\"write\":0,\"other\":0,\"metadata\":0},"
 			  "\"total\":3,\"last_pid\":100}],\"histograms\":[{\"name\":\"writeback\","
 			  "\"dev\":\"7:3\",\"device\":\"loop3\",\"kind\":\"\",\"count\":2,\"sum_ns\":5000,"
 			  "\"usecs_log2\":[0,2,0,") != NULL);
