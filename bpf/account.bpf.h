@@ -70,7 +70,7 @@ static __always_inline struct spt_proc_stats *proc_stats_of_current(void)
  * device, mkfs): its bdev is the device itself, which names it.
  */
 static __always_inline struct spt_dev_stats *dev_stats_of(struct folio_file *ff,
-							 struct address_space *mapping)
+							  struct address_space *mapping)
 {
 	struct spt_dev_stats *ds = bpf_map_lookup_elem(&dev_stats, &ff->dev);
 	struct spt_dev_stats init = {};
@@ -87,10 +87,12 @@ static __always_inline struct spt_dev_stats *dev_stats_of(struct folio_file *ff,
 			init.bdev = BPF_CORE_READ(bdev, bd_dev);
 	}
 	init.stable = mapping_stable_writes(mapping, ff->sb);
-	bpf_probe_read_kernel_str(init.fstype, sizeof(init.fstype), BPF_CORE_READ(sb, s_type, name));
+	bpf_probe_read_kernel_str(init.fstype, sizeof(init.fstype),
+				  BPF_CORE_READ(sb, s_type, name));
 	/* "bdev" names no device: user space names it by init.bdev */
 	if (!ff->bdev_cache || ff->owner)
-		bpf_probe_read_kernel_str(init.devname, sizeof(init.devname), BPF_CORE_READ(sb, s_id));
+		bpf_probe_read_kernel_str(init.devname, sizeof(init.devname),
+					  BPF_CORE_READ(sb, s_id));
 	bpf_map_update_elem(&dev_stats, &ff->dev, &init, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&dev_stats, &ff->dev);
 }

@@ -105,9 +105,9 @@ static __always_inline bool sb_selected(struct super_block *sb, __u32 dev)
  */
 struct folio_file {
 	struct inode *inode;
-	struct super_block *sb;    /* the mapping's: "bdev" for a device's cache */
+	struct super_block *sb;	   /* the mapping's: "bdev" for a device's cache */
 	struct super_block *owner; /* bdev_cache: the filesystem mounted on it, or NULL */
-	__u32 dev;                 /* sb->s_dev; bdev_cache: the device */
+	__u32 dev;		   /* sb->s_dev; bdev_cache: the device */
 	bool bdev_cache;
 };
 

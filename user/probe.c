@@ -308,11 +308,13 @@ static bool btf_has_as_stable_writes(const struct btf *btf)
  */
 static void print_bdev_cache(bool as_stable_writes)
 {
-	printf("block devices' own page cache (write() or a mapping of /dev/NAME, mkfs, metadata):\n");
+	printf("block devices' own page cache (write() or a mapping of /dev/NAME, mkfs, "
+	       "metadata):\n");
 	if (as_stable_writes)
-		printf("  stable writes: only on devices whose stable_writes was 1 when they appeared\n"
-		       "  (AS_STABLE_WRITES, set at bdev_add()); writing queue/stable_writes later does\n"
-		       "  not reach this cache: its writes under writeback stay violations\n");
+		printf("  stable writes: only on devices whose stable_writes was 1 when they "
+		       "appeared\n  (AS_STABLE_WRITES, set at bdev_add()); writing "
+		       "queue/stable_writes later does\n  not reach this cache: its writes under "
+		       "writeback stay violations\n");
 	else
 		printf("  stable writes: never (no AS_STABLE_WRITES; the bdev filesystem has no\n"
 		       "  SB_I_STABLE_WRITES): writes under writeback are violations even where\n"

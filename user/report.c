@@ -18,7 +18,8 @@ static void format_majmin(char buf[16], __u32 dev)
 static void json_kinds(FILE *f, const __u64 v[SPT_KIND_MAX])
 {
 	for (int k = 0; k < SPT_KIND_MAX; k++)
-		fprintf(f, "%s\"%s\":%llu", k ? "," : "{", spt_kind_names[k], (unsigned long long)v[k]);
+		fprintf(f, "%s\"%s\":%llu", k ? "," : "{", spt_kind_names[k],
+			(unsigned long long)v[k]);
 	fputc('}', f);
 }
 

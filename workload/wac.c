@@ -228,7 +228,8 @@ static void parse_options(int argc, char **argv)
 		switch (c) {
 		case 'p':
 			opt.profile = optarg[0] & ~0x20;
-			if (optarg[1] || ((opt.profile < 'A' || opt.profile > 'F') && opt.profile != 'M'))
+			if (optarg[1] ||
+			    ((opt.profile < 'A' || opt.profile > 'F') && opt.profile != 'M'))
 				usage(2);
 			break;
 		case 't':
@@ -333,10 +334,12 @@ static double run_threads(int *nwrite, int *nmap)
 		bool use_map = opt.profile == 'B' || opt.profile == 'F' ||
 			       (strchr("CD", opt.profile) && i % 2);
 
+		void *(*fn)(void *) = use_map ? mapper : writer;
+
+		if (opt.profile == 'M')
+			fn = metadata_worker;
 		use_map ? (*nmap)++ : (*nwrite)++;
-		pthread_create(&tids[i], NULL,
-			       opt.profile == 'M' ? metadata_worker : use_map ? mapper : writer,
-			       (void *)(i + 1));
+		pthread_create(&tids[i], NULL, fn, (void *)(i + 1));
 	}
 	nap.tv_sec = (time_t)opt.duration;
 	nap.tv_nsec = (long)((opt.duration - (double)nap.tv_sec) * 1e9);
