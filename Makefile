@@ -36,9 +36,9 @@ LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf
 
 USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o plan.o points.o tracer.o apply_plan.o events.o \
 	summary.o hold_glue.o report.o rows.o resolve.o parse.o json.o prom.o \
-	enforce.o probe.o msg.o hold.o guardian.o)
+	enforce.o probe.o features.o delta.o msg.o hold.o guardian.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o rows.o parse.o json.o prom.o hold.o \
-	options.o plan.o points.o resolve.o msg.o)
+	options.o plan.o points.o resolve.o msg.o delta.o)
 
 .PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest
 # The product: the tool, the workload generator, the list of the tool's

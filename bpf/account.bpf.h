@@ -134,7 +134,8 @@ writer_row(struct spt_totals *t, const struct violation *v, struct folio_file *f
 	   struct address_space *mapping)
 {
 	struct spt_writer_key key = { .dev = ff->dev, .tgid = v->pid_tgid >> 32,
-				      .ino = folio_file_ino(ff) };
+				      .ino = folio_file_ino(ff),
+				      .cgroup = bpf_get_current_cgroup_id() };
 	struct spt_writer_stats *w = bpf_map_lookup_elem(&writer_stats, &key);
 	struct spt_writer_stats init = { .generation = v->generation };
 	struct spt_dev_stats *ds;

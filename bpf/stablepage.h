@@ -154,15 +154,16 @@ struct spt_proc_stats {
 };
 
 /*
- * Violations by one process on one file: one lookup and one atomic per
- * violation, where a row per process, per file and per device takes three
- * of each; user space folds the rows into the per-process, per-file and
- * per-device counts.
+ * Violations by one process, in one cgroup, on one file: one lookup and one
+ * atomic per violation, where a row per process, per file, per cgroup and
+ * per device takes four of each; user space folds the rows into the
+ * per-process, per-file, per-cgroup and per-device counts.
  */
 struct spt_writer_key {
 	__u32 dev;  /* superblock s_dev; a device's own cache: the device */
 	__u32 tgid;
 	__u64 ino;  /* SPT_INO_BDEV: the device's own page cache */
+	__u64 cgroup; /* the writer's cgroup v2 id (bpf_get_current_cgroup_id) */
 };
 
 struct spt_writer_stats {

@@ -22,7 +22,10 @@ kpkg=${VMTEST_KPKG:-$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends:
 kver=${kpkg#linux-image-}
 mkdir -p "$cache"
 if [ ! -f "$cache/root/boot/vmlinuz-$kver" ]; then
+	echo "vmtest: fetching $kpkg-unsigned with apt-get download into $cache" \
+		"(once; tens of MB, a minute or more)..." >&2
 	(cd "$cache" && apt-get download -q "$kpkg-unsigned" > /dev/null)
+	echo "vmtest: extracting it and writing modules.dep..." >&2
 	dpkg-deb -x "$cache/$kpkg-unsigned"_*.deb "$cache/root"
 	# The package ships no modules.dep: the guest's modprobe -d needs one.
 	depmod -b "$cache/root" "$kver"
@@ -109,6 +112,8 @@ fi
 # VMTEST_CONSOLE=FILE keeps the console.
 # The whole guest run: 66 tests took 1414 s single-threaded (2026-12-06),
 # about what multi-threaded took; a hung test is ended sooner by bats.
+echo "vmtest: booting Linux $kver under QEMU (TCG: slow; the whole suite takes about" \
+	"25 minutes, at most ${VMTEST_TIMEOUT:-3000} s); console: $results/console" >&2
 timeout "${VMTEST_TIMEOUT:-3000}" qemu-system-x86_64 -accel "${VMTEST_ACCEL:-tcg,thread=single}" \
 	-cpu max -smp 2 -m 2048 -nographic \
 	-no-reboot -kernel "$cache/root/boot/vmlinuz-$kver" -initrd "$initrd" \

@@ -211,6 +211,9 @@ static int remount(struct enforced_fs *fs, const struct mountinfo_entry *e)
 		warn("cannot remount %s: its options are too long", fs->mountpoint);
 		return 0;
 	}
+	/* umount writes the filesystem's dirty data back first: say what we wait for. */
+	fprintf(stderr, "enforce: unmounting %s to mount it again (waits for its dirty data to "
+			"be written)...\n", fs->mountpoint);
 	if (umount2(fs->mountpoint, 0)) {
 		if (errno == EBUSY) {
 			busy_users(fs->dev, users, sizeof(users));

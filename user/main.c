@@ -5,6 +5,7 @@
  * what they need before they run.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,7 +80,7 @@ static int run_tracer(const struct options *o)
 static int run_features(const struct options *o)
 {
 	prepare_bpf_command(o);
-	return features_run(o->btf_path);
+	return features_run(o->btf_path, o->json);
 }
 
 static int run_restore(const struct options *o)
@@ -94,14 +95,27 @@ static const struct command {
 	const char *word; /* the first argument that names it; NULL: none does */
 	int (*run)(const struct options *o);
 } commands[CMD_MAX] = {
-	[CMD_TRACE] = { NULL, run_tracer },
+	[CMD_TRACE] = { "trace", run_tracer },
 	[CMD_ENFORCE] = { "enforce", run_tracer },
 	[CMD_FEATURES] = { "features", run_features },
-	[CMD_RESTORE] = { NULL, run_restore }, /* enforce --restore: options_check says */
+	[CMD_RESTORE] = { "restore", run_restore }, /* also enforce --restore (options_check) */
 };
 
+/* A first argument that is a word but no command's: one line, exit 2. */
+static void unknown_command(const char *word)
+{
+	char names[256];
+	size_t used = 0;
+
+	for (int c = 0; c < CMD_MAX; c++)
+		if (commands[c].word && used < sizeof(names))
+			used += snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "",
+					 commands[c].word);
+	die_usage("unknown command '%s': one of %s", word, names);
+}
+
 /* The command the first argument names, which is then taken out of argv;
- * tracing when it names none. */
+ * tracing when it names none (options, or [INTERVAL [COUNT]]). */
 static enum spt_command command_word(int *argc, char ***argv)
 {
 	for (int c = 0; c < CMD_MAX; c++) {
@@ -112,6 +126,8 @@ static enum spt_command command_word(int *argc, char ***argv)
 		(*argc)--;
 		return c;
 	}
+	if (*argc >= 2 && isalpha((unsigned char)(*argv)[1][0]))
+		unknown_command((*argv)[1]);
 	return CMD_TRACE;
 }
 

@@ -2,6 +2,7 @@
 /* The command line: argp's options, the help text, and their validation. */
 #define _GNU_SOURCE
 #include <argp.h>
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,62 +15,20 @@
 
 const char *argp_program_version = "stablepage-trace " SPT_VERSION;
 const char *argp_program_bug_address = "https://github.com/stablepage-trace/stablepage-trace/issues";
-static const char doc[] =
-	"Find writes to page-cache pages while they are under writeback.\n"
-	"\n"
-	"A violation is the first write that makes a folio dirty while PG_writeback is set on it, on a "
-	"mapping whose kernel does not wait for writeback first (no stable writes). It is counted once "
-	"per folio per writeback cycle.\n"
-	"\n"
-	"Histograms (--hist, --json, --prom-file) are log2 microseconds, aggregated in the kernel: "
-	"writeback (write requests, allocation -> completion; timed only with those options), "
-	"stable-wait (writers asleep in "
-	"folio_wait_writeback until running again), other-wait (fsync, msync, truncate waits; "
-	"in tracepoint mode timed only after a writer's first wait, or with --time-all-waits), "
-	"would-stall (a violation -> the end of that folio's I/O: the wait stable pages would "
-	"impose), folio-writeback (fentry mode: one folio's writeback, start -> end). Interval "
-	"reports (-i) and the Prometheus file are cumulative since the start; "
-	"nothing resets.\n"
-	"\n"
-	"SIGUSR1 pauses tracing: the tracepoint programs are detached (fentry mode's fentry/fexit "
-	"programs stay attached and return at once), so nothing is seen and the traced workload "
-	"pays (almost) nothing; SIGUSR2 attaches them again. Each is acknowledged on stderr. A "
-	"violation or wait that spans a pause is counted, untimed (its end may have passed unseen); "
-	"the summary says how long tracing was paused (paused_s). enforce does not pause.\n"
-	"\n"
-	"USAGE: stablepage-trace [-d SECS] [-p PID]... [--comm COMM] [--cgroup PATH] [--dev DEV]... "
-	"[-q] [--json] [--hist] [--time-all-waits] [-i SECS] [--prom-file PATH [--prom-top-comm N]] "
-	"[--top N] [-v]\n"
-	"       stablepage-trace enforce --native --dev DEV... [--remount] [--persist] [tracing options]\n"
-	"       stablepage-trace enforce --restore\n"
-	"       stablepage-trace enforce {--pid PID|--comm COMM|--cgroup PATH}... [--action "
-	"delay|kill|log] [--max-delay SECS] [tracing options]\n"
-	"       stablepage-trace features   # what this kernel offers: programs that load, LSMs, devices\n"
-	"\n"
-	"enforce --native sets the devices' queue/stable_writes to 1 and traces; filesystems mounted "
-	"before that are not enforced until mounted again (--remount unmounts and mounts them with the "
-	"same options). The previous values come back at exit; --restore undoes a killed run.\n"
-	"enforce with a scope and no --native holds writers in scope (SIGSTOP) until the folio they "
-	"would modify is written back, at most --max-delay (1 s); write() only where the BPF LSM or "
-	"fmod_ret loads, mmap stores everywhere. A guardian process resumes them if the tool dies.\n"
-	"\n"
-	"EXAMPLES:\n"
-	"    stablepage-trace                  # one line per violation until Ctrl-C, then a summary\n"
-	"    stablepage-trace -d 10 -q         # count for 10 s, print only the summary\n"
-	"    stablepage-trace -p 4242 -p 4243  # only these processes\n"
-	"    stablepage-trace --dev loop0      # only filesystems on /dev/loop0 (or --dev 7:0)\n"
-	"    stablepage-trace --cgroup /sys/fs/cgroup/system.slice/postgresql.service\n"
-	"    stablepage-trace --json | jq .    # one JSON object per line, summary last\n"
-	"    stablepage-trace -q --hist -d 60  # what stable pages would cost, as histograms\n"
-	"    stablepage-trace -q -i 5          # a summary every 5 s (cumulative)\n"
-	"    stablepage-trace -q --prom-file /var/lib/prometheus/node-exporter/stablepage.prom\n"
-	"    stablepage-trace enforce --native --dev sdb --remount -d 60  # stable pages for a minute\n"
-	"    stablepage-trace enforce --comm postgres -d 60  # hold only postgres' writers\n"
-	"    stablepage-trace enforce --restore   # undo an enforce run that was killed\n";
+
+/* Which commands an option belongs to: its help lists it there. */
+enum {
+	FOR_TRACE = 1 << CMD_TRACE,
+	FOR_ENFORCE = 1 << CMD_ENFORCE,
+	FOR_FEATURES = 1 << CMD_FEATURES,
+	FOR_RESTORE = 1 << CMD_RESTORE,
+	/* The tracing options apply to enforce too; its help points to them. */
+	TRACING = FOR_TRACE,
+	EVERY = FOR_TRACE | FOR_ENFORCE | FOR_FEATURES | FOR_RESTORE,
+};
 
 enum {
 	OPT_COMM = 0x100,
-	OPT_CGROUP,
 	OPT_DEV,
 	OPT_JSON,
 	OPT_TOP,
@@ -78,6 +37,8 @@ enum {
 	OPT_HIST,
 	OPT_PROM_FILE,
 	OPT_PROM_TOP_COMM,
+	OPT_PROM_TOP_CGROUP,
+	OPT_DELTA,
 	OPT_NATIVE,
 	OPT_REMOUNT,
 	OPT_PERSIST,
@@ -88,45 +49,152 @@ enum {
 	OPT_TIME_ALL_WAITS,
 };
 
-static const struct argp_option opts[] = {
-	{ "duration", 'd', "SECS", 0, "Trace for SECS (10, 10s, 2m, 500ms), then print the summary", 0 },
-	{ "pid", 'p', "PID", 0, "Only this process (thread group); repeatable", 0 },
-	{ "comm", OPT_COMM, "COMM", 0, "Only tasks whose comm is COMM", 0 },
-	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only tasks in this cgroup v2 directory or below it", 0 },
-	{ "dev", OPT_DEV, "DEV", 0, "Only filesystems on block device NAME, /dev/NAME or MAJ:MIN; repeatable", 0 },
-	{ "quiet", 'q', NULL, 0, "No per-event lines: count in the kernel, print the summary", 0 },
-	{ "json", OPT_JSON, NULL, 0, "One JSON object per line: events, then the summary", 0 },
-	{ "top", OPT_TOP, "N", 0, "Processes and files listed in the summary (default 10)", 0 },
-	{ "hist", OPT_HIST, NULL, 0, "Print the latency histograms with the summary", 0 },
-	{ "time-all-waits", OPT_TIME_ALL_WAITS, NULL, 0,
-	  "Time every writeback wait from the start, not only writers' (fsync, sync_file_range too): "
-	  "in tracepoint mode that attaches sched_switch, paid on every context switch", 0 },
-	{ "interval", 'i', "SECS", 0, "Print the summary every SECS too (cumulative since the start)", 0 },
-	{ "prom-file", OPT_PROM_FILE, "PATH", 0,
-	  "Write Prometheus metrics to PATH (atomically) every interval (default 15 s) and at exit", 0 },
-	{ "prom-top-comm", OPT_PROM_TOP_COMM, "N", 0,
-	  "Add violations per comm for the N busiest comms to the metrics (default 0: none)", 0 },
-	{ "native", OPT_NATIVE, NULL, 0, "enforce: the kernel's stable writes on each --dev", 0 },
-	{ "remount", OPT_REMOUNT, NULL, 0,
-	  "enforce: unmount and mount again the filesystems on --dev so that it takes effect", 0 },
-	{ "persist", OPT_PERSIST, NULL, 0, "enforce: keep stable_writes at exit (--restore undoes it)", 0 },
-	{ "restore", OPT_RESTORE, NULL, 0, "enforce: undo what a killed or --persist run changed", 0 },
-	{ "action", OPT_ACTION, "ACTION", 0,
-	  "enforce --pid/--comm/--cgroup: delay (default: stop the writer until writeback ends), "
-	  "kill (SIGKILL it before its data lands) or log (count only)", 0 },
-	{ "max-delay", OPT_MAX_DELAY, "SECS", 0,
-	  "enforce --action delay: longest hold of one write (default 1 s)", 0 },
-	{ "attach-mode", OPT_ATTACH_MODE, "MODE", 0,
-	  "auto (default): fentry where it loads, else tracepoint; or tracepoint, fentry", 0 },
-	{ "btf", OPT_BTF, "FILE", 0, "Kernel BTF to use instead of " SYSFS_BTF, 0 },
-	{ "verbose", 'v', NULL, 0, "Print libbpf and loader diagnostics", 0 },
+/*
+ * Every option once, with the commands whose help lists it (help_only: a
+ * second description of an option parsed by its first entry). Parsing
+ * accepts every option everywhere: options_check says where one belongs,
+ * in a sentence rather than "unknown option". The theory behind them is
+ * in the man page, stablepage-trace(8).
+ */
+static const struct spt_option {
+	unsigned int cmds;
+	bool help_only;
+	struct argp_option o;
+} all_opts[] = {
+	{ TRACING, 0, { NULL, 0, NULL, 0, "What is traced:", 1 } },
+	{ TRACING, 0, { "pid", 'p', "PID", 0, "Only this process (thread group); repeatable", 1 } },
+	{ TRACING, 0, { "cgroup", 'c', "PATH", 0, "Only tasks in this cgroup v2 directory or below", 1 } },
+	{ TRACING, 0, { "comm", OPT_COMM, "COMM", 0, "Only tasks whose comm is COMM", 1 } },
+	{ TRACING, 0, { "dev", OPT_DEV, "DEV", 0,
+			"Only filesystems on block device NAME, /dev/NAME or MAJ:MIN; repeatable", 1 } },
+	{ TRACING, 0, { NULL, 0, NULL, 0, "How long, and what is printed:", 2 } },
+	{ TRACING, 0, { "duration", 'd', "SECS", 0, "Stop after SECS (10, 10s, 2m, 500ms)", 2 } },
+	{ TRACING, 0, { "interval", 'i', "SECS", 0,
+			"A report every SECS too, like the positional INTERVAL", 2 } },
+	{ TRACING, 0, { "delta", OPT_DELTA, NULL, 0,
+			"Interval reports count what happened in the interval (default: since "
+			"the start)", 2 } },
+	{ TRACING, 0, { "timestamp", 'T', NULL, 0, "Print the wall-clock time with each "
+			"interval report", 2 } },
+	{ TRACING, 0, { "quiet", 'q', NULL, 0, "No line per violation: the reports only", 2 } },
+	{ TRACING, 0, { "json", OPT_JSON, NULL, 0, "One JSON object per line: events, intervals, "
+			"summary", 2 } },
+	{ TRACING, 0, { "hist", OPT_HIST, NULL, 0, "Print the latency histograms too", 2 } },
+	{ TRACING, 0, { "top", OPT_TOP, "N", 0, "Processes, files and cgroups listed (default 10)", 2 } },
+	{ TRACING, 0, { "prom-file", OPT_PROM_FILE, "PATH", 0,
+			"Write Prometheus metrics to PATH every interval (default 15 s) and at exit",
+			2 } },
+	{ TRACING, 0, { "prom-top-comm", OPT_PROM_TOP_COMM, "N", 0,
+			"Label violations by comm for the N busiest comms (default 0)", 2 } },
+	{ TRACING, 0, { "prom-top-cgroup", OPT_PROM_TOP_CGROUP, "N", 0,
+			"Label violations by cgroup v2 path for the N busiest cgroups (default 0)",
+			2 } },
+	{ TRACING, 0, { NULL, 0, NULL, 0, "How it traces:", 3 } },
+	{ TRACING, 0, { "attach-mode", OPT_ATTACH_MODE, "MODE", 0,
+			"auto (default: fentry where it loads), tracepoint or fentry", 3 } },
+	{ TRACING, 0, { "time-all-waits", OPT_TIME_ALL_WAITS, NULL, 0,
+			"Time every writeback wait from the start (fsync too), not only writers'", 3 } },
+	{ FOR_ENFORCE, 0, { NULL, 0, NULL, 0, "Stable pages for devices (--native):", 4 } },
+	{ FOR_ENFORCE, 0, { "native", OPT_NATIVE, NULL, 0,
+			    "Set queue/stable_writes to 1 on each --dev, restored at exit", 4 } },
+	{ FOR_ENFORCE, 0, { "remount", OPT_REMOUNT, NULL, 0,
+			    "Mount the filesystems on --dev again so that it takes effect", 4 } },
+	{ FOR_ENFORCE, 0, { "persist", OPT_PERSIST, NULL, 0,
+			    "Keep stable_writes at exit (restore undoes it)", 4 } },
+	{ FOR_ENFORCE, 0, { "restore", OPT_RESTORE, NULL, 0,
+			    "Undo what a killed or --persist run changed (as 'restore')", 4 } },
+	{ FOR_ENFORCE, 0, { NULL, 0, NULL, 0, "Holding writers (--pid, --comm, --cgroup):", 5 } },
+	{ FOR_ENFORCE, 0, { "action", OPT_ACTION, "ACTION", 0,
+			    "delay (default: stop the writer until writeback ends), kill or log", 5 } },
+	{ FOR_ENFORCE, 0, { "max-delay", OPT_MAX_DELAY, "SECS", 0,
+			    "Longest hold of one write (default 1 s)", 5 } },
+	{ FOR_FEATURES, 1, { "json", OPT_JSON, NULL, 0, "One JSON object: every fact of the text", 6 } },
+	{ EVERY & ~FOR_RESTORE, 0, { "btf", OPT_BTF, "FILE", 0,
+				       "Kernel BTF to use instead of " SYSFS_BTF, 7 } },
+	{ EVERY, 0, { "verbose", 'v', NULL, 0, "Print libbpf and loader diagnostics", 7 } },
 	/* Our own: with ARGP_NO_ERRS (for one-line errors) argp's --help prints nothing and returns. */
-	{ "help", '?', NULL, 0, "Give this help list", -1 },
-	{ "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 },
-	{ "version", 'V', NULL, 0, "Print program version", -1 },
-	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 },
-	{},
+	{ EVERY, 0, { "help", '?', NULL, 0, "Give this help list", -1 } },
+	{ EVERY, 0, { "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 } },
+	{ EVERY, 0, { "version", 'V', NULL, 0, "Print program version", -1 } },
+	{ EVERY, 0, { NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 } },
 };
+
+#define NOPTS (sizeof(all_opts) / sizeof(all_opts[0]))
+
+/* Each command's help: its usage lines (argp's args_doc) and text before and
+ * after the options ("\v" between). Example lines stay under 79 columns:
+ * argp wraps what is longer. */
+static const struct command_help {
+	const char *name, *args, *doc;
+} helps[CMD_MAX] = {
+	[CMD_TRACE] = { "stablepage-trace", "[INTERVAL [COUNT]]\nenforce|features|restore [OPTION...]",
+		"Find writes to page-cache pages while the device writes them (under writeback), "
+		"count them in the kernel, and report them by process, cgroup, file and device. "
+		"INTERVAL: a report every INTERVAL seconds; COUNT: stop after COUNT of them.\n"
+		"Commands: trace (the default), enforce, features, restore; COMMAND --help shows "
+		"each one's options. What it all means: man stablepage-trace."
+		"\v"
+		"Examples:\n"
+		"  stablepage-trace                # a line per violation; summary at Ctrl-C\n"
+		"  stablepage-trace -q 5 10        # a report every 5 s, 10 of them\n"
+		"  stablepage-trace -qT --delta 5  # per-interval counts, with the time\n"
+		"  stablepage-trace -p 4242 --dev sdb -d 60 --hist\n"
+		"  stablepage-trace -c /sys/fs/cgroup/system.slice/postgresql.service\n"
+		"  stablepage-trace --json | jq .  # one JSON object per line, summary last\n"
+		"  stablepage-trace -q --prom-file /var/lib/prometheus/node-exporter/spt.prom" },
+	[CMD_ENFORCE] = { "stablepage-trace enforce",
+		"--native --dev DEV... [--remount] [--persist]\n"
+		"{--pid PID|--comm COMM|--cgroup PATH}... [--action ACTION] [--max-delay SECS]\n"
+		"--restore",
+		"Stable pages where the kernel does not impose them, while tracing: natively per "
+		"device (--native), or by holding the writers in scope from BPF until their "
+		"folio's writeback ends. It traces as stablepage-trace does: every option of "
+		"stablepage-trace --help applies too."
+		"\v"
+		"Examples:\n"
+		"  stablepage-trace enforce --native --dev sdb --remount -d 60\n"
+		"  stablepage-trace enforce --comm postgres -d 60   # hold postgres' writers\n"
+		"  stablepage-trace restore                         # undo a killed run" },
+	[CMD_FEATURES] = { "stablepage-trace features", NULL,
+		"What this kernel offers the tool, asked of the kernel: its BTF and tracepoints, "
+		"the programs that load and attach, the active LSMs, the attach mode a run would "
+		"use, the ways to enforce, and the block devices' stable_writes."
+		"\v"
+		"Examples:\n"
+		"  stablepage-trace features\n"
+		"  stablepage-trace features --json | jq .attach_mode" },
+	[CMD_RESTORE] = { "stablepage-trace restore", NULL,
+		"Undo what a killed or --persist enforce --native run changed: each device's "
+		"queue/stable_writes goes back to its value before the run. The same as "
+		"stablepage-trace enforce --restore." },
+};
+
+/* all_opts as argp reads it: for parsing (every option once), or for the
+ * help of cmd. out holds NOPTS + 1 entries. */
+static void select_opts(struct argp_option *out, bool for_help, enum spt_command cmd)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NOPTS; i++) {
+		const struct spt_option *so = &all_opts[i];
+
+		if (for_help ? !(so->cmds & (1u << cmd)) : so->help_only || (!so->o.name && !so->o.key))
+			continue;
+		out[n++] = so->o;
+	}
+	memset(&out[n], 0, sizeof(out[n]));
+}
+
+/* The help of the command being parsed: usage, its options, examples. */
+static void print_help(FILE *f, enum spt_command cmd, unsigned int flags)
+{
+	struct argp_option opts[NOPTS + 1];
+	const struct command_help *h = &helps[cmd];
+	struct argp argp = { .options = opts, .args_doc = h->args, .doc = h->doc };
+
+	select_opts(opts, true, cmd);
+	argp_help(&argp, f, flags, (char *)h->name);
+}
 
 void die_usage(const char *fmt, ...)
 {
@@ -239,8 +307,12 @@ static error_t parse_number_arg(struct options *o, int key, char *arg)
 			return REFUSE("invalid duration '%s': use e.g. 10, 10s, 2m or 500ms", arg);
 		return 0;
 	case 'i':
+		if (o->interval_given)
+			return REFUSE("the interval is given twice: -i %s and a positional INTERVAL",
+				      arg);
 		if (!parse_duration(arg, &o->interval))
 			return REFUSE("invalid interval '%s': use e.g. 5, 5s, 1m or 500ms", arg);
+		o->interval_given = true;
 		return 0;
 	case OPT_TOP:
 		if (!parse_uint(arg, 100000, &o->top))
@@ -249,6 +321,11 @@ static error_t parse_number_arg(struct options *o, int key, char *arg)
 	case OPT_PROM_TOP_COMM:
 		if (!parse_uint(arg, 10000, &o->prom_top_comm))
 			return REFUSE("invalid --prom-top-comm '%s': expected a number up to 10000", arg);
+		return 0;
+	case OPT_PROM_TOP_CGROUP:
+		if (!parse_uint(arg, SPT_PROM_MAX_CGROUPS, &o->prom_top_cgroup))
+			return REFUSE("invalid --prom-top-cgroup '%s': expected a number up to %d", arg,
+				      SPT_PROM_MAX_CGROUPS);
 		return 0;
 	case OPT_MAX_DELAY:
 		if (!parse_duration(arg, &o->max_delay) || o->max_delay <= 0 || o->max_delay > 60)
@@ -260,6 +337,39 @@ static error_t parse_number_arg(struct options *o, int key, char *arg)
 	return ARGP_ERR_UNKNOWN;
 }
 
+/*
+ * bcc's [INTERVAL [COUNT]]: INTERVAL as -i takes it, COUNT a number of
+ * reports. A word where INTERVAL goes is most likely a command misplaced
+ * or misspelt (main() already took a known one from argv[1]).
+ */
+static error_t parse_positional(struct options *o, unsigned int nth, char *arg)
+{
+	if (o->cmd == CMD_FEATURES || o->cmd == CMD_RESTORE)
+		return REFUSE("unexpected argument '%s': %s takes no INTERVAL or COUNT", arg,
+			      helps[o->cmd].name + strlen("stablepage-trace "));
+	if (nth == 0) {
+		if (isalpha((unsigned char)arg[0]))
+			return REFUSE("unexpected word '%s': INTERVAL is a number of seconds, and "
+				      "a command comes first (stablepage-trace COMMAND [OPTION...])",
+				      arg);
+		if (o->interval_given)
+			return REFUSE("the interval is given twice: -i and a positional INTERVAL '%s'",
+				      arg);
+		if (!parse_duration(arg, &o->interval))
+			return REFUSE("invalid INTERVAL '%s': a number of seconds (5, 0.5, 500ms, 1m)",
+				      arg);
+		o->interval_given = true;
+		return 0;
+	}
+	if (nth == 1) {
+		if (!parse_uint(arg, SPT_MAX_COUNT, &o->count) || !o->count)
+			return REFUSE("invalid COUNT '%s': a number of reports, 1 to %d", arg,
+				      SPT_MAX_COUNT);
+		return 0;
+	}
+	return REFUSE("unexpected argument '%s': only [INTERVAL [COUNT]] follow the options", arg);
+}
+
 /* The switches: options without a value. */
 static bool *flag_of(struct options *o, int key)
 {
@@ -267,6 +377,8 @@ static bool *flag_of(struct options *o, int key)
 	case 'q': return &o->quiet;
 	case OPT_JSON: return &o->json;
 	case OPT_HIST: return &o->hist;
+	case OPT_DELTA: return &o->delta;
+	case 'T': return &o->timestamps;
 	case OPT_TIME_ALL_WAITS: return &o->time_all_waits;
 	case OPT_NATIVE: return &o->native;
 	case OPT_REMOUNT: return &o->remount;
@@ -296,7 +408,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			return REFUSE("invalid comm '%s': 1 to %d characters", arg, SPT_COMM_LEN - 1);
 		o->comm = arg;
 		return 0;
-	case OPT_CGROUP:
+	case 'c':
 		o->cgroup = arg;
 		return 0;
 	case OPT_BTF:
@@ -312,16 +424,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		return parse_mode_arg(o, key, arg);
 	case 'h':
 	case '?':
-		argp_help(state->root_argp, stdout, ARGP_HELP_STD_HELP, "stablepage-trace");
+		print_help(stdout, o->cmd, ARGP_HELP_STD_HELP);
 		exit(EXIT_SUCCESS);
 	case OPT_USAGE:
-		argp_help(state->root_argp, stdout, ARGP_HELP_USAGE, "stablepage-trace");
+		print_help(stdout, o->cmd, ARGP_HELP_USAGE);
 		exit(EXIT_SUCCESS);
 	case 'V':
 		printf("%s\n", argp_program_version);
 		exit(EXIT_SUCCESS);
 	case ARGP_KEY_ARG:
-		return REFUSE("unexpected argument '%s'", arg);
+		return parse_positional(o, state->arg_num, arg);
 	case ARGP_KEY_ERROR:
 		/* ARGP_NO_ERRS: argp's own message takes three lines; ours takes
 		 * one. argp also ends here after our own refusals: keep theirs. */
@@ -345,8 +457,10 @@ void options_init(struct options *o, enum spt_command cmd)
 
 int options_parse(struct options *o, int argc, char **argv)
 {
-	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
+	static struct argp_option opts[NOPTS + 1];
+	static const struct argp argp = { .options = opts, .parser = parse_arg };
 
+	select_opts(opts, false, o->cmd);
 	o->error[0] = '\0';
 	if (!argp_parse(&argp, argc, argv, ARGP_NO_ERRS | ARGP_NO_HELP, NULL, o))
 		return 0;
@@ -380,9 +494,27 @@ static int check_enforce(struct options *o)
 	return 0;
 }
 
+/* The reports' options: each one only where it changes something. */
+static int check_reports(struct options *o)
+{
+	if (o->timestamps && !o->interval)
+		return fail(o, "-T stamps the interval reports: give an INTERVAL (or -i SECS)");
+	if (o->timestamps && o->json)
+		return fail(o, "-T is for the text reports: JSON reports always carry ts and time");
+	if (o->delta && !o->interval)
+		return fail(o, "--delta counts per interval: give an INTERVAL (or -i SECS)");
+	if (o->count && o->duration)
+		return fail(o, "COUNT and -d both say when to stop: give one of them");
+	return 0;
+}
+
 int options_check(struct options *o)
 {
-	if (o->cmd == CMD_ENFORCE)
+	if (check_reports(o))
+		return -1;
+	if (o->cmd == CMD_RESTORE) /* the restore command: enforce --restore */
+		o->restore = true;
+	if (o->cmd == CMD_ENFORCE || o->cmd == CMD_RESTORE)
 		return check_enforce(o);
 	if (o->native || o->remount || o->persist || o->restore || o->action_given ||
 	    o->max_delay_given)

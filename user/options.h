@@ -18,12 +18,14 @@
 #define MAX_FILTER_PIDS 1024
 #define MAX_FILTER_DEVS 64
 #define SYSFS_BTF "/sys/kernel/btf/vmlinux"
+#define SPT_MAX_COUNT 1000000     /* COUNT: reports before the run ends */
+#define SPT_PROM_MAX_CGROUPS 1000 /* --prom-top-cgroup: the label's cardinality */
 
 enum spt_command {
-	CMD_TRACE,    /* stablepage-trace [options] */
+	CMD_TRACE,    /* stablepage-trace [trace] [options] [INTERVAL [COUNT]] */
 	CMD_ENFORCE,  /* stablepage-trace enforce ... */
 	CMD_FEATURES, /* stablepage-trace features */
-	CMD_RESTORE,  /* stablepage-trace enforce --restore */
+	CMD_RESTORE,  /* stablepage-trace restore, or enforce --restore */
 	CMD_MAX,
 };
 
@@ -51,9 +53,14 @@ struct options {
 	const char *cgroup;
 	const char *btf_path;
 	bool quiet, json, verbose, hist, time_all_waits;
-	double interval;
+	double interval;          /* -i or the positional INTERVAL; 0: no interval reports */
+	bool interval_given;
+	unsigned long count;      /* the positional COUNT: reports, then the end; 0: no end */
+	bool delta;               /* interval reports count the interval, not since the start */
+	bool timestamps;          /* -T: text interval reports say the wall-clock time */
 	const char *prom_file;
 	unsigned long prom_top_comm;
+	unsigned long prom_top_cgroup;
 	unsigned long top;
 	/* enforce */
 	bool native, remount, persist, restore;

@@ -7,8 +7,9 @@
 #include <stddef.h>
 #include "points.h"
 
-/* Prints the report on stdout. btf_path: NULL for the running kernel's. Exit code. */
-int features_run(const char *btf_path);
+/* The features command (features.c): the report on stdout, as text or one
+ * JSON object. btf_path: NULL for the running kernel's. Exit code. */
+int features_run(const char *btf_path, bool json);
 
 /* Loads and attaches one program of bpf/probe.bpf.c alone ("probe_fentry"
  * ...), then unloads it. False with the reason in why. */
@@ -17,8 +18,16 @@ bool probe_program(const char *name, const char *btf_path, char *why, size_t len
 /* Is "bpf" in the kernel's list of active LSMs (securityfs, mounted for the read)? */
 bool probe_bpf_lsm_active(void);
 
-/* The first of spt_tracepoints that the kernel BTF lacks, or NULL. */
+/* The active LSMs, from securityfs (mounted for the read if it was not);
+ * false, with "unknown (...)" in buf, when it cannot be read. */
+bool probe_active_lsms(char *buf, size_t len);
+/* Is name one of the comma-separated LSMs? */
+bool probe_lsm_listed(const char *lsms, const char *name);
+
 struct btf;
+bool probe_tracepoint_in_btf(const struct btf *btf, const struct spt_tracepoint *tp);
+
+/* The first of spt_tracepoints that the kernel BTF lacks, or NULL. */
 const struct spt_tracepoint *probe_missing_tracepoint(const struct btf *btf);
 
 /* present[i]: spt_fentry_points[i].func is in the kernel's BTF (vmlinux or

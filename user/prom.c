@@ -168,6 +168,48 @@ static void top_comms(FILE *f, const struct spt_summary *s, size_t top)
 	free(c);
 }
 
+/*
+ * The busiest cgroups, labelled by cgroup v2 path: a container's or pod's id
+ * is part of its path. Rows of one path are added up (a service restarted
+ * gets a new cgroup, with a new id, at the same path); a cgroup removed
+ * before its path was read is labelled by its id, so labels stay unique.
+ */
+static void top_cgroups(FILE *f, const struct spt_summary *s, size_t top)
+{
+	struct comm_count *c = calloc(s->ncgroups ? s->ncgroups : 1, sizeof(*c));
+	char (*ids)[32] = calloc(s->ncgroups ? s->ncgroups : 1, sizeof(*ids));
+	size_t n = 0;
+
+	header(f, "stablepage_cgroup_violations_total", "counter",
+	       "Violations by the tasks of this cgroup v2 path (the --prom-top-cgroup busiest).");
+	for (size_t i = 0; c && ids && i < s->ncgroups; i++) {
+		const struct cgroup_row *r = &s->cgroups[i];
+		const char *path = r->path;
+		size_t k;
+
+		if (!kinds_total(r->violations))
+			continue;
+		if (!path) {
+			snprintf(ids[i], sizeof(ids[i]), "id:%llu", (unsigned long long)r->id);
+			path = ids[i];
+		}
+		for (k = 0; k < n && strcmp(c[k].comm, path); k++)
+			;
+		if (k == n)
+			c[n++].comm = path;
+		c[k].n += kinds_total(r->violations);
+	}
+	if (c)
+		qsort(c, n, sizeof(*c), cmp_comm_count);
+	for (size_t i = 0; i < n && i < top; i++) {
+		fputs("stablepage_cgroup_violations_total{", f);
+		label(f, true, "cgroup", c[i].comm);
+		fprintf(f, "} %llu\n", (unsigned long long)c[i].n);
+	}
+	free(ids);
+	free(c);
+}
+
 static void build_info(FILE *f, const struct prom_info *info)
 {
 	header(f, "stablepage_build_info", "gauge",
@@ -257,6 +299,8 @@ void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *i
 	all_histograms(f, s);
 	if (info->top_comms)
 		top_comms(f, s, info->top_comms);
+	if (info->top_cgroups)
+		top_cgroups(f, s, info->top_cgroups);
 }
 
 static char *tmp_template(const char *path)

@@ -10,7 +10,8 @@ struct prom_info {
 	const char *version;
 	const char *attach_mode;
 	const char *kernel;
-	size_t top_comms; /* stablepage_comm_violations_total for at most this many comms */
+	size_t top_comms;
+	size_t top_cgroups; /* --prom-top-cgroup */ /* stablepage_comm_violations_total for at most this many comms */
 };
 
 /* A label value: \ " and newline escaped, bytes that are not UTF-8 as '?'. */

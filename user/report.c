@@ -219,6 +219,29 @@ static void print_procs_text(FILE *f, const struct spt_summary *s, size_t top)
 	}
 }
 
+/* The --top cgroups (by cgroup v2 path), and what no row holds when the
+ * writer table was full; the header even when --top is 0, as long as there
+ * are rows. */
+static void print_cgroups_text(FILE *f, const struct spt_summary *s, size_t top)
+{
+	__u64 lost = s->totals.agg_dropped ? cgroups_unattributed(s) : 0;
+
+	if (!s->ncgroups)
+		return;
+	fprintf(f, "\n%10s %10s %10s  %s\n", "MMAP", "WRITE", "OTHER", "CGROUP");
+	for (size_t i = 0; i < min_size(top, s->ncgroups); i++) {
+		const struct cgroup_row *r = &s->cgroups[i];
+
+		print_kind_columns(f, r->violations);
+		if (r->path)
+			fprintf(f, "  %s\n", r->path);
+		else
+			fprintf(f, "  (cgroup id %llu, gone)\n", (unsigned long long)r->id);
+	}
+	if (lost)
+		fprintf(f, "%32llu  (no row: table full)\n", (unsigned long long)lost);
+}
+
 /* The --top files; the header even when --top is 0, as long as there are rows. */
 static void print_files_text(FILE *f, const struct spt_summary *s, size_t top)
 {
@@ -247,6 +270,7 @@ void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
 	if (s->hold)
 		hold_print_text(f, s->hold, &s->totals, s->hold_action);
 	print_devs_text(f, s);
+	print_cgroups_text(f, s, top);
 	print_procs_text(f, s, top);
 	print_files_text(f, s, top);
 }
@@ -318,6 +342,23 @@ static void json_top_processes(FILE *f, const struct spt_summary *s, size_t top)
 	fputc(']', f);
 }
 
+static void json_top_cgroups(FILE *f, const struct spt_summary *s, size_t top)
+{
+	fputs(",\"top_cgroups\":[", f);
+	for (size_t i = 0; i < min_size(top, s->ncgroups); i++) {
+		const struct cgroup_row *r = &s->cgroups[i];
+
+		fprintf(f, "%s{\"cgroup_id\":%llu,\"cgroup\":", i ? "," : "",
+			(unsigned long long)r->id);
+		json_string(f, r->path);
+		fputs(",\"violations\":", f);
+		json_kinds(f, r->violations);
+		fprintf(f, ",\"total\":%llu}", (unsigned long long)kinds_total(r->violations));
+	}
+	fprintf(f, "],\"cgroups_total\":%zu,\"cgroups_unattributed\":%llu", s->ncgroups,
+		(unsigned long long)(s->totals.agg_dropped ? cgroups_unattributed(s) : 0));
+}
+
 static void json_top_files(FILE *f, const struct spt_summary *s, size_t top)
 {
 	fputs(",\"top_files\":[", f);
@@ -358,11 +399,29 @@ static void json_histograms(FILE *f, const struct spt_summary *s)
 	fputc(']', f);
 }
 
+/* "ts" and "time" (ISO 8601, UTC) of the counts, "since_ts" of their start,
+ * and for an interval its number and whether it is a delta. */
+static void json_wall_clock(FILE *f, const struct spt_summary *s)
+{
+	time_t secs = (time_t)s->ts;
+	char when[32];
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	fprintf(f, "\"ts\":%.6f,\"time\":\"%s.%03dZ\",\"since_ts\":%.6f,", s->ts, when,
+		(int)((s->ts - (double)secs) * 1000), s->since_ts);
+	if (s->interval)
+		fprintf(f, "\"seq\":%lu,\"delta\":%s,", s->seq, s->delta ? "true" : "false");
+}
+
 /* One line, one object: the rows of print_summary_text, in its order, and the
  * histograms (which the text prints apart, print_hists_text). */
 void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 {
 	fprintf(f, "{\"type\":\"%s\",", s->interval ? "interval" : "summary");
+	if (s->ts)
+		json_wall_clock(f, s);
 	if (s->attach_mode)
 		fprintf(f, "\"attach_mode\":\"%s\",", s->attach_mode);
 	json_totals(f, s);
@@ -370,6 +429,7 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		hold_print_json(f, s->hold, &s->totals, s->hold_action, s->write_hold);
 	json_devices(f, s);
 	json_top_processes(f, s, top);
+	json_top_cgroups(f, s, top);
 	json_top_files(f, s, top);
 	json_histograms(f, s);
 	fputs("}\n", f);

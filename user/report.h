@@ -49,8 +49,19 @@ struct file_row {
 	char *path; /* resolved by the caller; NULL when unknown */
 };
 
+/* A cgroup's writer rows folded together. */
+struct cgroup_row {
+	__u64 id;     /* cgroup v2 id */
+	__u64 violations[SPT_KIND_MAX];
+	char *path;   /* cgroup v2 path, resolved by the caller; NULL when unknown */
+};
+
 struct spt_summary {
 	bool interval;     /* an -i report ("interval"), not the one at exit ("summary") */
+	bool delta;        /* an interval report of the interval's counts (--delta) */
+	unsigned long seq; /* an interval report's number, from 1 */
+	double ts;         /* wall-clock time of the counts (seconds since the epoch); 0: none */
+	double since_ts;   /* and of the start of what they count: the run's or the interval's */
 	const char *attach_mode; /* "tracepoint" or "fentry"; NULL: not printed */
 	double duration_s; /* since the start: all counts are cumulative */
 	double paused_s;   /* of which tracing was paused (SIGUSR1): nothing was seen */
@@ -61,6 +72,8 @@ struct spt_summary {
 	size_t nprocs;
 	struct file_row *files;
 	size_t nfiles;
+	struct cgroup_row *cgroups; /* from the writer rows: violations only */
+	size_t ncgroups;
 	struct hist_row *hists;
 	size_t nhists;
 	__u64 would_stall_pending; /* violated folios whose I/O has not ended yet */
@@ -88,6 +101,9 @@ void totals_sum(struct spt_totals *sum, const struct spt_totals *percpu, int ncp
 void sort_procs(struct proc_row *rows, size_t n);
 void sort_files(struct file_row *rows, size_t n);
 void sort_devs(struct dev_row *rows, size_t n);
+void sort_cgroups(struct cgroup_row *rows, size_t n);
+/* Violations no cgroup row holds (the writer table was full). */
+__u64 cgroups_unattributed(const struct spt_summary *s);
 /* A row of the writer_stats map: one process's violations on one file. */
 struct writer_row {
 	struct spt_writer_key key;
@@ -98,7 +114,7 @@ struct writer_row {
  * Folds the writer rows (reordered in place) into the summary: adds their
  * violations to their devices' and processes' rows, appending a row with no
  * description for one the kernel's tables had no room for, and makes the
- * per-file rows (replacing s->files). 0, or -ENOMEM.
+ * per-file and per-cgroup rows (replacing s->files, s->cgroups). 0, or -ENOMEM.
  */
 int fold_writers(struct spt_summary *s, struct writer_row *rows, size_t n);
 /* By type, device name, kind. */

@@ -199,11 +199,62 @@ static struct proc_row *proc_row_of(struct spt_summary *s, size_t n, __u32 pid)
 	return &procs[s->nprocs++];
 }
 
+static int cmp_writer_cgroup(const void *pa, const void *pb)
+{
+	const struct writer_row *a = pa, *b = pb;
+
+	return a->key.cgroup < b->key.cgroup ? -1 : a->key.cgroup > b->key.cgroup;
+}
+
+static int fold_cgroups(struct spt_summary *s, struct writer_row *rows, size_t n)
+{
+	struct cgroup_row *cgs = calloc(n ? n : 1, sizeof(*cgs));
+	size_t ncgs = 0;
+
+	if (!cgs)
+		return -ENOMEM;
+	qsort(rows, n, sizeof(*rows), cmp_writer_cgroup);
+	for (size_t i = 0; i < n; i++) {
+		if (!i || rows[i - 1].key.cgroup != rows[i].key.cgroup)
+			cgs[ncgs++].id = rows[i].key.cgroup;
+		add_kinds(cgs[ncgs - 1].violations, rows[i].s.violations);
+	}
+	free(s->cgroups);
+	s->cgroups = cgs;
+	s->ncgroups = ncgs;
+	return 0;
+}
+
+static int cmp_cgroup(const void *pa, const void *pb)
+{
+	const struct cgroup_row *a = pa, *b = pb;
+	int c = cmp_u64_desc(kinds_total(a->violations), kinds_total(b->violations));
+
+	return c ? c : a->id < b->id ? -1 : a->id > b->id;
+}
+
+void sort_cgroups(struct cgroup_row *rows, size_t n)
+{
+	qsort(rows, n, sizeof(*rows), cmp_cgroup);
+}
+
+__u64 cgroups_unattributed(const struct spt_summary *s)
+{
+	__u64 sum = 0, total = kinds_total(s->totals.violations);
+
+	for (size_t i = 0; i < s->ncgroups; i++)
+		sum += kinds_total(s->cgroups[i].violations);
+	/* The maps are read one after the other while tracing goes on. */
+	return total > sum ? total - sum : 0;
+}
+
 int fold_writers(struct spt_summary *s, struct writer_row *rows, size_t n)
 {
 	size_t nprocs = s->nprocs;
 	int err = fold_files(s, rows, n);
 
+	if (!err)
+		err = fold_cgroups(s, rows, n);
 	if (err)
 		return err;
 	qsort(s->procs, nprocs, sizeof(*s->procs), cmp_proc_pid);

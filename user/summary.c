@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include "options.h"
 #include "resolve.h"
 #include "summary.h"
 #include "stablepage.skel.h"
@@ -174,19 +175,39 @@ int summary_read(struct stablepage_bpf *skel, struct spt_summary *s, size_t top)
 	sort_devs(s->devs, s->ndevs);
 	sort_procs(s->procs, s->nprocs);
 	sort_files(s->files, s->nfiles);
-	for (size_t i = 0; i < s->nfiles && i < top; i++) {
-		const char *p = resolve_path(s->files[i].key.dev, s->files[i].key.ino,
-					     s->files[i].s.generation);
+	sort_cgroups(s->cgroups, s->ncgroups);
+	summary_resolve(s, top);
+	return 0;
+}
 
+void summary_resolve(struct spt_summary *s, size_t top)
+{
+	for (size_t i = 0; i < s->nfiles && i < top; i++) {
+		const char *p;
+
+		if (s->files[i].path)
+			continue;
+		p = resolve_path(s->files[i].key.dev, s->files[i].key.ino, s->files[i].s.generation);
 		s->files[i].path = p ? strdup(p) : NULL;
 	}
-	return 0;
+	/* Every cgroup, up to the most that any report lists (resolve_cgroup caches). */
+	for (size_t i = 0; i < s->ncgroups && i < SPT_PROM_MAX_CGROUPS; i++) {
+		const char *p;
+
+		if (s->cgroups[i].path)
+			continue;
+		p = resolve_cgroup(s->cgroups[i].id);
+		s->cgroups[i].path = p ? strdup(p) : NULL;
+	}
 }
 
 void summary_free(struct spt_summary *s)
 {
 	for (size_t i = 0; i < s->nfiles; i++)
 		free(s->files[i].path);
+	for (size_t i = 0; i < s->ncgroups; i++)
+		free(s->cgroups[i].path);
+	free(s->cgroups);
 	free(s->devs);
 	free(s->procs);
 	free(s->files);

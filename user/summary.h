@@ -14,5 +14,7 @@ struct stablepage_bpf;
  * summary_free either way. */
 int summary_read(struct stablepage_bpf *skel, struct spt_summary *s, size_t top);
 void summary_free(struct spt_summary *s);
+/* The paths of the top files and of the cgroups, where not resolved yet. */
+void summary_resolve(struct spt_summary *s, size_t top);
 
 #endif

@@ -20,6 +20,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "apply_plan.h"
+#include "delta.h"
 #include "enforce.h"
 #include "events.h"
 #include "hold_glue.h"
@@ -53,6 +54,11 @@ struct tracer {
 		double since, total;
 	} paused; /* since when tracing is paused, and for how long it was before */
 	double start, deadline, every, next_report;
+	double start_wall;          /* the start, in seconds since the epoch */
+	unsigned long nreports;     /* interval reports printed */
+	bool deadline_reached;      /* the run ended at -d or at the COUNTth report */
+	struct spt_summary prev;    /* --delta: the previous report's counts, by key */
+	bool have_prev;
 };
 
 /* Set by signal handlers, hence file-level. SIGUSR1 asks for tracing to
@@ -378,14 +384,69 @@ static int set_paused(struct tracer *t, bool pause)
 	return 0;
 }
 
+/* An interval report on stdout: the counts since the start, or with --delta
+ * those of the interval; -T stamps the text's header with the time. */
+static void print_interval(const struct tracer *t, const struct spt_summary *s)
+{
+	const struct options *o = t->o;
+	char when[16] = "";
+
+	if (o->json) {
+		print_summary_json(stdout, s, o->top);
+		return;
+	}
+	if (o->timestamps) {
+		time_t secs = (time_t)s->ts;
+		struct tm tm;
+
+		localtime_r(&secs, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S ", &tm);
+	}
+	if (s->delta)
+		printf("\n--- %s%.1f s to %.1f s (counts of this interval) ---\n", when,
+		       s->since_ts - t->start_wall, s->ts - t->start_wall);
+	else
+		printf("\n--- %safter %.1f s (counts since the start) ---\n", when, s->duration_s);
+	print_summary_text(stdout, s, o->top);
+	if (o->hist)
+		print_hists_text(stdout, s);
+}
+
+/* --delta: the interval's counts, from this snapshot and the previous one
+ * (none before the first: zeros at the start). */
+static void print_delta(struct tracer *t, const struct spt_summary *s)
+{
+	struct spt_summary d, zero = { .ts = t->start_wall };
+	int err = summary_delta(&d, s, t->have_prev ? &t->prev : &zero);
+
+	if (!err) {
+		summary_resolve(&d, t->o->top);
+		print_interval(t, &d);
+	} else {
+		fprintf(stderr, "stablepage-trace: cannot count the interval: %s\n", strerror(-err));
+	}
+	summary_free(&d);
+}
+
 /*
- * Reads the maps and reports: on stdout at exit and every -i interval, to
- * the Prometheus file every interval and at exit. Counts are cumulative.
+ * At exit, an interval report too when it says something the summary does
+ * not: with --delta the counts since the last report (so the deltas add up
+ * to the summary), and the COUNTth report when the run ended at it.
+ */
+static bool final_interval(const struct tracer *t)
+{
+	return t->o->interval && (t->o->delta || (t->o->count && t->deadline_reached));
+}
+
+/*
+ * Reads the maps and reports: on stdout at exit and every interval, to the
+ * Prometheus file every interval and at exit. The maps count since the
+ * start; --delta subtracts the previous snapshot, kept for that.
  */
 static int report(struct tracer *t, bool final)
 {
 	const struct options *o = t->o;
-	struct spt_summary s = { .interval = !final, .attach_mode = t->prom.attach_mode };
+	struct spt_summary s = { .attach_mode = t->prom.attach_mode, .since_ts = t->start_wall };
 	double now = clock_s(CLOCK_MONOTONIC);
 	int err;
 
@@ -394,6 +455,7 @@ static int report(struct tracer *t, bool final)
 		s.hold_action = action_name(o->action);
 		s.write_hold = write_hold_name(t->plan.write_hold);
 	}
+	s.ts = now + t->events.realtime_offset;
 	s.duration_s = now - t->start;
 	s.paused_s = t->paused.total + (t->paused.on ? now - t->paused.since : 0);
 	err = summary_read(t->skel, &s, o->top);
@@ -402,18 +464,24 @@ static int report(struct tracer *t, bool final)
 		summary_free(&s);
 		return err;
 	}
-	if (final || o->interval) {
-		if (o->json) {
-			print_summary_json(stdout, &s, o->top);
-		} else {
-			if (!final)
-				printf("\n--- after %.1f s (counts since the start) ---\n", s.duration_s);
-			print_summary_text(stdout, &s, o->top);
-			if (o->hist)
-				print_hists_text(stdout, &s);
-		}
-		fflush(stdout);
+	if (o->interval && (!final || final_interval(t))) {
+		s.interval = true;
+		s.seq = ++t->nreports;
+		if (o->delta)
+			print_delta(t, &s);
+		else
+			print_interval(t, &s);
+		s.interval = false;
 	}
+	if (final) {
+		if (o->json)
+			print_summary_json(stdout, &s, o->top);
+		else
+			print_summary_text(stdout, &s, o->top);
+		if (!o->json && o->hist)
+			print_hists_text(stdout, &s);
+	}
+	fflush(stdout);
 	if (final && o->cmd == CMD_ENFORCE && o->native)
 		t->enforcement_held = enforce_report(&s);
 	if (o->prom_file) {
@@ -421,6 +489,13 @@ static int report(struct tracer *t, bool final)
 		if (err)
 			fprintf(stderr, "stablepage-trace: cannot write %s: %s\n", o->prom_file,
 				strerror(-err));
+	}
+	if (o->delta && !final) {
+		summary_free(&t->prev);
+		summary_sort_by_key(&s);
+		t->prev = s;
+		t->have_prev = true;
+		return err;
 	}
 	summary_free(&s);
 	return err;
@@ -481,11 +556,16 @@ static int poll_loop(struct tracer *t, bool *resume_failed)
 		    t->skel->bss->switch_wanted)
 			attach_switch(t);
 		timeout_ms = poll_timeout(t, now);
-		if (timeout_ms < 0)
+		if (timeout_ms < 0) {
+			t->deadline_reached = true;
 			break;
+		}
 		if (timeout_ms == 0) {
 			report(t, false);
 			t->next_report += t->every;
+			/* The COUNTth report is the final one, at the deadline. */
+			if (t->o->count && t->nreports + 1 >= t->o->count)
+				t->next_report = 0;
 			continue;
 		}
 		if (!t->rb) {
@@ -529,6 +609,7 @@ static void tracer_cleanup(struct tracer *t)
 	enforce_finish();
 	ring_buffer__free(t->rb);
 	stablepage_bpf__destroy(t->skel);
+	summary_free(&t->prev);
 	if (t->cgroup_fd >= 0)
 		close(t->cgroup_fd);
 	resolve_cleanup();
@@ -547,6 +628,7 @@ static void init_prom(struct tracer *t)
 
 	t->prom.version = SPT_VERSION;
 	t->prom.top_comms = t->o->prom_top_comm;
+	t->prom.top_cgroups = t->o->prom_top_cgroup;
 	if (t->o->prom_file && !uname(&uts))
 		t->prom.kernel = uts.release;
 }
@@ -557,9 +639,13 @@ static void start_clocks(struct tracer *t)
 
 	t->events.realtime_offset = clock_s(CLOCK_REALTIME) - clock_s(CLOCK_MONOTONIC);
 	t->start = clock_s(CLOCK_MONOTONIC);
+	t->start_wall = t->start + t->events.realtime_offset;
 	t->deadline = o->duration > 0 ? t->start + o->duration : 0;
+	if (o->count) /* bcc's [INTERVAL [COUNT]]: COUNT reports, then the end */
+		t->deadline = t->start + o->interval * (double)o->count;
 	t->every = o->interval ? o->interval : o->prom_file ? PROM_DEFAULT_INTERVAL_S : 0;
-	if (t->every)
+	/* COUNT 1: the one report is the final one. */
+	if (t->every && o->count != 1)
 		t->next_report = t->start + t->every;
 }
 

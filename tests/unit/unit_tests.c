@@ -13,6 +13,7 @@
 #include "hold.h"
 #include "options.h"
 #include "plan.h"
+#include "delta.h"
 #include <unistd.h>
 
 static int failures, checks;
@@ -417,7 +418,8 @@ static void test_summary_json_rows(void)
 			  "{\"dev\":\"8:16\",\"devname\":\"sdb\",\"fstype\":\"xfs\",\"stable_writes\":false,") != NULL);
 	CHECK(strstr(out, "],\"top_processes\":[{\"pid\":100,\"comm\":\"p0\",\"violations\":"
 			  "{\"mmap\":3,\"write\":0,\"other\":0,\"metadata\":0},\"total\":3,\"stable_waits\":2,"
-			  "\"would_stall_ns\":0,\"stable_wait_ns\":0}],\"top_files\":[{\"dev\":\"7:3\","
+			  "\"would_stall_ns\":0,\"stable_wait_ns\":0}],\"top_cgroups\":[],"
+			  "\"cgroups_total\":0,\"cgroups_unattributed\":4,\"top_files\":[{\"dev\":\"7:3\","
 			  "\"ino\":12,\"path\":\"/mnt/a\",\"violations\":{\"mmap\":3,\"write\":0,\"other\":0,\"metadata\":0},"
 			  "\"total\":3,\"last_pid\":100}],\"histograms\":[{\"name\":\"writeback\","
 			  "\"dev\":\"7:3\",\"device\":\"loop3\",\"kind\":\"\",\"count\":2,\"sum_ns\":5000,"
@@ -432,7 +434,8 @@ static void test_summary_json_rows(void)
 	s.attach_mode = NULL;
 	out = capture(summary_json_top1, &s);
 	CHECK(strstr(out, "{\"type\":\"summary\",\"duration_s\":") == out);
-	CHECK(strstr(out, ",\"devices\":[],\"top_processes\":[],\"top_files\":[],"
+	CHECK(strstr(out, ",\"devices\":[],\"top_processes\":[],\"top_cgroups\":[],"
+			  "\"cgroups_total\":0,\"cgroups_unattributed\":4,\"top_files\":[],"
 			  "\"histograms\":[]}\n") != NULL);
 	free(out);
 }
@@ -726,7 +729,7 @@ static void test_options(void)
 	CHECK(parse(&o, CMD_TRACE, "-q --no-such-option") &&
 	      !strcmp(o.error, "unknown option or missing value: '--no-such-option'"));
 	CHECK(parse(&o, CMD_TRACE, "-d") && !strcmp(o.error, "unknown option or missing value: '-d'"));
-	CHECK(parse(&o, CMD_TRACE, "foo") && !strcmp(o.error, "unexpected argument 'foo'"));
+	CHECK(parse(&o, CMD_TRACE, "foo") && strstr(o.error, "unexpected word 'foo'"));
 	CHECK(parse(&o, CMD_TRACE, "--comm 0123456789abcdef") && strstr(o.error, "invalid comm"));
 	snprintf(line, sizeof(line), "-p %d -p %d", getpid(), getpid());
 	CHECK(!parse(&o, CMD_TRACE, line) && o.npids == 2 && o.pids[1] == (uint32_t)getpid());
@@ -953,6 +956,162 @@ static void test_points(void)
 	      !strcmp(spt_fentry_points[SPT_NFENTRY - 1].prog, "fexit_btrfs_page_mkwrite"));
 }
 
+/* bcc's habits: [INTERVAL [COUNT]], -T, -c; --delta; and what makes no sense. */
+static void test_options_cli(void)
+{
+	static struct options o;
+
+	CHECK(!parse(&o, CMD_TRACE, "5 10") && o.interval == 5 && o.count == 10 && !o.duration);
+	CHECK(!parse(&o, CMD_TRACE, "-q 0.5") && o.interval == 0.5 && !o.count && o.quiet);
+	CHECK(!parse(&o, CMD_TRACE, "-T --delta 2 3 -q") && o.timestamps && o.delta && o.count == 3);
+	CHECK(!parse(&o, CMD_TRACE, "-i 500ms -T") && o.interval == 0.5 && o.timestamps);
+	CHECK(!parse(&o, CMD_TRACE, "-c /sys/fs/cgroup/x") && !strcmp(o.cgroup, "/sys/fs/cgroup/x"));
+	CHECK(!parse(&o, CMD_TRACE, "--prom-top-cgroup 20") && o.prom_top_cgroup == 20);
+	CHECK(!parse(&o, CMD_ENFORCE, "--comm pg 1 2") && o.interval == 1 && o.count == 2);
+	CHECK(parse(&o, CMD_TRACE, "five") &&
+	      !strcmp(o.error, "unexpected word 'five': INTERVAL is a number of seconds, and a "
+			       "command comes first (stablepage-trace COMMAND [OPTION...])"));
+	CHECK(parse(&o, CMD_TRACE, "5x") &&
+	      !strcmp(o.error, "invalid INTERVAL '5x': a number of seconds (5, 0.5, 500ms, 1m)"));
+	CHECK(parse(&o, CMD_TRACE, "0") && strstr(o.error, "invalid INTERVAL '0'"));
+	CHECK(parse(&o, CMD_TRACE, "-- -1") && strstr(o.error, "invalid INTERVAL '-1'"));
+	CHECK(parse(&o, CMD_TRACE, "5 ten") &&
+	      !strcmp(o.error, "invalid COUNT 'ten': a number of reports, 1 to 1000000"));
+	CHECK(parse(&o, CMD_TRACE, "5 0") && strstr(o.error, "invalid COUNT '0'"));
+	CHECK(parse(&o, CMD_TRACE, "5 1000001") && strstr(o.error, "invalid COUNT '1000001'"));
+	CHECK(parse(&o, CMD_TRACE, "5 1 1") && strstr(o.error, "unexpected argument '1': only"));
+	CHECK(parse(&o, CMD_TRACE, "-i 5 5") && strstr(o.error, "the interval is given twice"));
+	CHECK(parse(&o, CMD_TRACE, "5 -i 5") && strstr(o.error, "the interval is given twice"));
+	CHECK(parse(&o, CMD_TRACE, "-T") && !strcmp(o.error, "-T stamps the interval reports: give "
+							  "an INTERVAL (or -i SECS)"));
+	CHECK(parse(&o, CMD_TRACE, "-T --json 5") && strstr(o.error, "-T is for the text reports"));
+	CHECK(parse(&o, CMD_TRACE, "--delta -q") && strstr(o.error, "--delta counts per interval"));
+	CHECK(parse(&o, CMD_TRACE, "-d 10 5 2") && strstr(o.error, "COUNT and -d both"));
+	CHECK(parse(&o, CMD_TRACE, "--prom-top-cgroup 1001") && strstr(o.error, "up to 1000"));
+	CHECK(parse(&o, CMD_FEATURES, "5") &&
+	      !strcmp(o.error, "unexpected argument '5': features takes no INTERVAL or COUNT"));
+	CHECK(!parse(&o, CMD_FEATURES, "--json") && o.json);
+	CHECK(!parse(&o, CMD_RESTORE, "") && o.cmd == CMD_RESTORE && o.restore);
+	CHECK(parse(&o, CMD_RESTORE, "--native") && strstr(o.error, "takes no other"));
+}
+
+/* Writer rows of two cgroups fold into one row each. */
+static void test_fold_cgroups(void)
+{
+	struct writer_row rows[3] = {
+		{ .key = { .dev = 1, .tgid = 10, .ino = 5, .cgroup = 99 }, .s = { .violations = { 1, 2, 0 } } },
+		{ .key = { .dev = 1, .tgid = 20, .ino = 6, .cgroup = 7 }, .s = { .violations = { 0, 1, 0 } } },
+		{ .key = { .dev = 2, .tgid = 10, .ino = 5, .cgroup = 99 }, .s = { .violations = { 0, 0, 4 } } },
+	};
+	struct spt_summary s = {};
+
+	s.totals.violations[0] = 1, s.totals.violations[1] = 3, s.totals.violations[2] = 6;
+	CHECK(fold_writers(&s, rows, 3) == 0);
+	sort_cgroups(s.cgroups, s.ncgroups);
+	CHECK(s.ncgroups == 2 && s.cgroups[0].id == 99 && kinds_total(s.cgroups[0].violations) == 7);
+	CHECK(s.cgroups[1].id == 7 && s.cgroups[1].violations[SPT_KIND_WRITE] == 1);
+	CHECK(cgroups_unattributed(&s) == 2);
+	free(s.devs);
+	free(s.procs);
+	free(s.files);
+	free(s.cgroups);
+}
+
+/* summary.c's summary_free, without its libbpf: the rows only. */
+static void free_rows(struct spt_summary *s)
+{
+	free(s->devs);
+	free(s->procs);
+	free(s->files);
+	free(s->cgroups);
+	free(s->hists);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Three snapshots of one run: the deltas add up to the last one. */
+static void test_delta(void)
+{
+	struct spt_summary snap[3] = {}, prev = {}, d;
+	__u64 sum_v = 0, sum_slot = 0, sum_proc = 0, sum_cg = 0;
+
+	for (int i = 0; i < 3; i++) {
+		struct spt_summary *s = &snap[i];
+
+		s->ts = 100 + i, s->duration_s = 1 + i;
+		s->totals.violations[SPT_KIND_MMAP] = 10 * (i + 1);
+		s->totals.events_lost = i;
+		s->would_stall_pending = 5; /* a state: not subtracted */
+		s->devs = calloc(1, sizeof(*s->devs)), s->ndevs = 1;
+		s->devs[0].dev = 3, s->devs[0].s.violations[0] = 10 * (i + 1);
+		/* pid 1 only in the first interval; pid 2 from the second */
+		s->procs = calloc(2, sizeof(*s->procs)), s->nprocs = i ? 2 : 1;
+		s->procs[0].pid = 1, s->procs[0].s.violations[0] = 10;
+		s->procs[1].pid = 2, s->procs[1].s.violations[0] = 10 * i;
+		s->cgroups = calloc(1, sizeof(*s->cgroups)), s->ncgroups = 1;
+		s->cgroups[0].id = 9, s->cgroups[0].violations[0] = 10 * (i + 1);
+		s->hists = calloc(1, sizeof(*s->hists)), s->nhists = 1;
+		s->hists[0].key.type = SPT_HIST_WOULD_STALL;
+		s->hists[0].h.slots[2] = 4 * (i + 1), s->hists[0].h.count = 4 * (i + 1);
+	}
+	for (int i = 0; i < 3; i++) {
+		CHECK(summary_delta(&d, &snap[i], &prev) == 0 && d.delta);
+		CHECK(d.totals.violations[0] == 10 && d.totals.events_lost == (i ? 1u : 0u));
+		CHECK(d.would_stall_pending == 5 && d.ndevs == 1 && d.devs[0].s.violations[0] == 10);
+		CHECK(d.nprocs == 1 && d.procs[0].pid == (i < 2 ? 1u + i : 2u));
+		CHECK(d.since_ts == (i ? 100 + i - 1 : 0) && d.duration_s == (i ? 1 : 1));
+		sum_v += d.totals.violations[0];
+		sum_slot += d.nhists ? d.hists[0].h.slots[2] : 0;
+		for (size_t k = 0; k < d.nprocs; k++)
+			sum_proc += d.procs[k].s.violations[0];
+		sum_cg += d.ncgroups ? d.cgroups[0].violations[0] : 0;
+		free_rows(&d);
+		free_rows(&prev);
+		prev = snap[i];
+		summary_sort_by_key(&prev);
+	}
+	CHECK(sum_v == 30 && sum_slot == 12 && sum_proc == 30 && sum_cg == 30);
+	free_rows(&prev);
+}
+
+static void prom_cgroups_of(FILE *f, const void *s)
+{
+	const struct prom_info info = { .version = "1", .attach_mode = "fentry", .top_cgroups = 2 };
+
+	prom_format(f, s, &info);
+}
+
+/* --prom-top-cgroup: one series per path (a restarted service's rows added
+ * up), a removed cgroup by its id, at most N. */
+static void test_prom_cgroups(void)
+{
+	struct cgroup_row cg[4] = {
+		{ .id = 5, .violations = { 6 }, .path = "/system.slice/db.service" },
+		{ .id = 6, .violations = { 3 }, .path = NULL },
+		{ .id = 8, .violations = { 2 }, .path = "/system.slice/db.service" },
+		{ .id = 9, .violations = { 1 }, .path = "/user.slice" },
+	};
+	struct spt_summary s = { .cgroups = cg, .ncgroups = 4 };
+	char *out = capture(prom_cgroups_of, &s);
+
+	CHECK(sample(out, "stablepage_cgroup_violations_total{cgroup=\"/system.slice/db.service\"}") == 8);
+	CHECK(sample(out, "stablepage_cgroup_violations_total{cgroup=\"id:6\"}") == 3);
+	CHECK(!strstr(out, "user.slice"));
+	free(out);
+}
+
+/* Interval and summary objects carry wall-clock time. */
+static void test_summary_json_time(void)
+{
+	struct spt_summary s = { .interval = true, .delta = true, .seq = 3, .ts = 1796628304.5,
+				 .since_ts = 1796628303.5 };
+	char *out = capture(summary_json, &s);
+
+	CHECK(strstr(out, "{\"type\":\"interval\",\"ts\":1796628304.500000,"
+			  "\"time\":\"2026-12-07T07:25:04.500Z\",\"since_ts\":1796628303.500000,"
+			  "\"seq\":3,\"delta\":true,") != NULL);
+	free(out);
+}
+
 int main(void)
 {
 	test_duration();
@@ -980,6 +1139,11 @@ int main(void)
 	test_plan_fentry();
 	test_plan_enforce_bpf();
 	test_plan_enforce_native();
+	test_options_cli();
+	test_fold_cgroups();
+	test_delta();
+	test_prom_cgroups();
+	test_summary_json_time();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --delta: an interval's counts, as the difference of two cumulative
+ * summaries read from the maps. Nothing in the kernel is reset (the
+ * Prometheus file stays cumulative, and a reset would race with the
+ * counting), so the deltas of a run add up to its final summary exactly:
+ * each is the next snapshot minus the previous one, and the last one is
+ * taken from the final summary's snapshot.
+ *
+ * Counters become differences; what is a state stays as it is now (the
+ * violations still in flight, the waits going on, a device's stable
+ * writes, names). A histogram's delta is its slots', count's and sum's
+ * differences: the samples that ended in the interval. Rows with nothing
+ * new drop out, except the devices, which every report lists. Pure: no
+ * I/O, unit-tested in tests/unit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "delta.h"
+
+/* struct spt_totals is __u64 counters only: subtracted member by member. */
+_Static_assert(sizeof(struct spt_totals) % sizeof(__u64) == 0, "spt_totals: __u64 counters only");
+
+static void sub_u64s(__u64 *to, const __u64 *from, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		to[i] -= from[i];
+}
+
+#define SUB(to, from) sub_u64s((to), (from), sizeof(to) / sizeof((to)[0]))
+
+static bool any_u64(const __u64 *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i])
+			return true;
+	return false;
+}
+
+#define ANY(v) any_u64((v), sizeof(v) / sizeof((v)[0]))
+
+static int cmp_dev_key(const void *pa, const void *pb)
+{
+	const struct dev_row *a = pa, *b = pb;
+
+	return a->dev < b->dev ? -1 : a->dev > b->dev;
+}
+
+static int cmp_proc_key(const void *pa, const void *pb)
+{
+	const struct proc_row *a = pa, *b = pb;
+
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static int cmp_file_key(const void *pa, const void *pb)
+{
+	const struct file_row *a = pa, *b = pb;
+
+	if (a->key.dev != b->key.dev)
+		return a->key.dev < b->key.dev ? -1 : 1;
+	return a->key.ino < b->key.ino ? -1 : a->key.ino > b->key.ino;
+}
+
+static int cmp_cgroup_key(const void *pa, const void *pb)
+{
+	const struct cgroup_row *a = pa, *b = pb;
+
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int cmp_hist_key(const void *pa, const void *pb)
+{
+	const struct hist_row *a = pa, *b = pb;
+
+	if (a->key.dev != b->key.dev)
+		return a->key.dev < b->key.dev ? -1 : 1;
+	if (a->key.type != b->key.type)
+		return a->key.type < b->key.type ? -1 : 1;
+	return a->key.kind < b->key.kind ? -1 : a->key.kind > b->key.kind;
+}
+
+void summary_sort_by_key(struct spt_summary *s)
+{
+	qsort(s->devs, s->ndevs, sizeof(*s->devs), cmp_dev_key);
+	qsort(s->procs, s->nprocs, sizeof(*s->procs), cmp_proc_key);
+	qsort(s->files, s->nfiles, sizeof(*s->files), cmp_file_key);
+	qsort(s->cgroups, s->ncgroups, sizeof(*s->cgroups), cmp_cgroup_key);
+	qsort(s->hists, s->nhists, sizeof(*s->hists), cmp_hist_key);
+}
+
+/* The rows of cur minus their rows in prev (sorted by key), in cur's order,
+ * without those left with nothing. */
+#define DELTA_ROWS(d, cur, prev, field, n, cmp, sub, nonzero)                     \
+	do {                                                                                 \
+		(d)->field = calloc((cur)->n ? (cur)->n : 1, sizeof(*(cur)->field));         \
+		if (!(d)->field)                                                             \
+			return -ENOMEM;                                                      \
+		for (size_t i = 0; i < (cur)->n; i++) {                                      \
+			__typeof__((d)->field) r = &(d)->field[(d)->n], p;                   \
+                                                                                             \
+			*r = (cur)->field[i];                                                \
+			p = (prev)->n ? bsearch(r, (prev)->field, (prev)->n, sizeof(*r), cmp) \
+				      : NULL;                                                \
+			if (p)                                                               \
+				sub(r, p);                                                   \
+			if (nonzero(r))                                                      \
+				(d)->n++;                                                    \
+		}                                                                            \
+	} while (0)
+
+static void sub_dev(struct dev_row *r, const struct dev_row *p)
+{
+	SUB(r->s.violations, p->s.violations);
+	SUB(r->s.waits, p->s.waits);
+	r->s.stable_dirtied -= p->s.stable_dirtied;
+}
+
+static bool dev_keep(const struct dev_row *r)
+{
+	(void)r;
+	return true; /* every device, as in every report */
+}
+
+static void sub_proc(struct proc_row *r, const struct proc_row *p)
+{
+	SUB(r->s.violations, p->s.violations);
+	SUB(r->s.waits, p->s.waits);
+	r->s.would_stall_ns -= p->s.would_stall_ns;
+	r->s.stable_wait_ns -= p->s.stable_wait_ns;
+}
+
+static bool proc_nonzero(const struct proc_row *r)
+{
+	return ANY(r->s.violations) || ANY(r->s.waits) || r->s.would_stall_ns ||
+	       r->s.stable_wait_ns;
+}
+
+static void sub_file(struct file_row *r, const struct file_row *p)
+{
+	SUB(r->s.violations, p->s.violations);
+}
+
+static bool file_nonzero(const struct file_row *r)
+{
+	return ANY(r->s.violations);
+}
+
+static void sub_cgroup(struct cgroup_row *r, const struct cgroup_row *p)
+{
+	SUB(r->violations, p->violations);
+}
+
+static bool cgroup_nonzero(const struct cgroup_row *r)
+{
+	return ANY(r->violations);
+}
+
+static void sub_hist(struct hist_row *r, const struct hist_row *p)
+{
+	SUB(r->h.slots, p->h.slots);
+	r->h.count -= p->h.count;
+	r->h.sum_ns -= p->h.sum_ns;
+}
+
+static bool hist_nonzero(const struct hist_row *r)
+{
+	return r->h.count != 0;
+}
+
+static int delta_rows(struct spt_summary *d, const struct spt_summary *cur,
+		      const struct spt_summary *prev)
+{
+	DELTA_ROWS(d, cur, prev, devs, ndevs, cmp_dev_key, sub_dev, dev_keep);
+	DELTA_ROWS(d, cur, prev, procs, nprocs, cmp_proc_key, sub_proc, proc_nonzero);
+	DELTA_ROWS(d, cur, prev, files, nfiles, cmp_file_key, sub_file, file_nonzero);
+	DELTA_ROWS(d, cur, prev, cgroups, ncgroups, cmp_cgroup_key, sub_cgroup, cgroup_nonzero);
+	DELTA_ROWS(d, cur, prev, hists, nhists, cmp_hist_key, sub_hist, hist_nonzero);
+	return 0;
+}
+
+int summary_delta(struct spt_summary *d, const struct spt_summary *cur,
+		  const struct spt_summary *prev)
+{
+	int err;
+
+	*d = *cur;
+	d->devs = NULL, d->ndevs = 0;
+	d->procs = NULL, d->nprocs = 0;
+	d->files = NULL, d->nfiles = 0;
+	d->cgroups = NULL, d->ncgroups = 0;
+	d->hists = NULL, d->nhists = 0;
+	d->delta = true;
+	d->duration_s = cur->duration_s - prev->duration_s;
+	d->paused_s = cur->paused_s - prev->paused_s;
+	d->since_ts = prev->ts;
+	sub_u64s((__u64 *)&d->totals, (const __u64 *)&prev->totals,
+		 sizeof(d->totals) / sizeof(__u64));
+	err = delta_rows(d, cur, prev);
+	if (err)
+		return err;
+	/* The paths are cur's to free: the caller resolves the delta's top ones. */
+	for (size_t i = 0; i < d->nfiles; i++)
+		d->files[i].path = NULL;
+	for (size_t i = 0; i < d->ncgroups; i++)
+		d->cgroups[i].path = NULL;
+	/* cur's order, but by the interval's counts now. */
+	sort_procs(d->procs, d->nprocs);
+	sort_files(d->files, d->nfiles);
+	sort_cgroups(d->cgroups, d->ncgroups);
+	return 0;
+}
