@@ -16,11 +16,38 @@ expect_error() {
 	[ ! -s "$BATS_TEST_TMPDIR/out" ]
 }
 
-@test "--help shows USAGE and EXAMPLES and exits 0" {
+@test "--help: short, usage first, examples not wrapped mid-line; exit 0" {
 	run "$SPT" --help
 	assert_success
-	assert_output --partial USAGE
-	assert_output --partial EXAMPLES
+	[ "${lines[0]}" = "Usage: stablepage-trace [OPTION...] [INTERVAL [COUNT]]" ]
+	assert_output --partial "Examples:"
+	[ "${#lines[@]}" -le 70 ]
+	# Every line fits in 79 columns, so argp wrapped nothing it did not have to,
+	# and every example is one line starting with the command.
+	! printf '%s\n' "${lines[@]}" | awk 'length($0) > 79' | grep .
+	run bash -c "'$SPT' --help | sed -n '/^Examples:/,/^$/p' | sed '1d;\$d'"
+	[ "${#lines[@]}" -ge 3 ]
+	for l in "${lines[@]}"; do [[ $l == "  stablepage-trace"* ]]; done
+}
+
+@test "each command has its own help" {
+	run "$SPT" enforce --help
+	assert_success
+	assert_line --index 0 --partial "Usage: stablepage-trace enforce"
+	assert_output --partial "--max-delay"
+	refute_output --partial "--prom-top-comm" # the tracing options: in stablepage-trace --help
+	run "$SPT" features --help
+	assert_success
+	assert_line --index 0 --partial "Usage: stablepage-trace features"
+	assert_output --partial "--json"
+	refute_output --partial "--native"
+	run "$SPT" restore --help
+	assert_success
+	assert_line --index 0 --partial "Usage: stablepage-trace restore"
+	refute_output --partial "--dev"
+	run "$SPT" trace --help
+	assert_success
+	assert_line --index 0 "Usage: stablepage-trace [OPTION...] [INTERVAL [COUNT]]"
 }
 
 @test "bad duration: exit 2" {
@@ -56,7 +83,72 @@ expect_error() {
 @test "unknown option and stray argument: exit 2" {
 	expect_error 2 "unknown option or missing value: '--no-such-option'" --no-such-option
 	expect_error 2 "unknown option or missing value: '-d'" -d
-	expect_error 2 "unexpected argument 'foo'" foo
+	expect_error 2 "unknown command 'foo': one of trace, enforce, features, restore" foo
+}
+
+@test "bad input: commands, INTERVAL and COUNT, -T and --delta: one line, exit 2" {
+	expect_error 2 "unknown command 'enforec': one of trace, enforce" enforec
+	expect_error 2 "unexpected word 'features': INTERVAL is a number of seconds, and a command comes first" -q features
+	expect_error 2 "unexpected word 'now'" trace now
+	expect_error 2 "invalid INTERVAL '5x': a number of seconds" 5x
+	expect_error 2 "invalid INTERVAL '0'" 0
+	expect_error 2 "invalid COUNT 'ten': a number of reports, 1 to 1000000" 5 ten
+	expect_error 2 "invalid COUNT '0'" 5 0
+	expect_error 2 "invalid COUNT '-1'" 5 -- -1
+	expect_error 2 "invalid COUNT '99999999999999999999'" 5 99999999999999999999
+	expect_error 2 "unexpected argument '3': only \[INTERVAL \[COUNT\]\] follow the options" 1 2 3
+	expect_error 2 "the interval is given twice" -i 5 5
+	expect_error 2 "unexpected argument '5': features takes no INTERVAL or COUNT" features 5
+	expect_error 2 "-T stamps the interval reports: give an INTERVAL" -T -q
+	expect_error 2 "-T is for the text reports: JSON reports always carry ts and time" -T --json 5
+	expect_error 2 "--delta counts per interval: give an INTERVAL" --delta -d 5
+	expect_error 2 "COUNT and -d both say when to stop" -d 10 5 2
+	expect_error 2 "invalid --prom-top-cgroup 'all'" --prom-top-cgroup all
+	expect_error 2 "invalid --prom-top-cgroup '1001': expected a number up to 1000" --prom-top-cgroup 1001
+}
+
+@test "features --json: one valid JSON object with every fact of the text" {
+	run "$SPT" features --json
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	echo "$output" > "$BATS_TEST_TMPDIR/f.json"
+	"$SPT" features > "$BATS_TEST_TMPDIR/f.txt"
+	local j=$BATS_TEST_TMPDIR/f.json t=$BATS_TEST_TMPDIR/f.txt
+	jq -e . "$j" > /dev/null
+	# The text's facts, one by one, from the JSON.
+	grep -qF "kernel $(jq -r .kernel.release "$j") ($(jq -r .kernel.machine "$j"))" "$t"
+	# row WHAT OK DETAIL: the text's line for one probe, as the tool formats it.
+	row() { printf '  %-46s %s%s\n' "$1" "$([ "$2" = true ] && echo yes || echo no)" "${3:+: $3}"; }
+	while IFS=$'\t' read -r name present; do
+		grep -Fxq "$(row "tracepoint $name" "$present")" "$t"
+	done < <(jq -r '.tracepoints[] | [.name, .present] | @tsv' "$j")
+	while IFS=$'\t' read -r what ok err; do
+		grep -Fxq "$(row "$what" "$ok" "$err")" "$t"
+	done < <(jq -r '.programs[] | [.what, .ok, .error // ""] | @tsv' "$j")
+	grep -Fq "$(jq -r .lsms "$j")" "$t"
+	case $(jq -r .attach_mode "$j") in
+	fentry) grep -q "^attach mode (auto): fentry" "$t" ;;
+	tracepoint) grep -q "^attach mode (auto): tracepoint" "$t" ;;
+	*) grep -q "^attach mode: none" "$t" ;;
+	esac
+	[ "$(jq '.attach_plan | length' "$j")" -eq "$(sed -n '/^attach mode/,/^enforcement/p' "$t" | grep -c '^  ')" ]
+	local hold
+	hold=$(jq -r '.enforcement.bpf_hold // "no"' "$j")
+	grep -q "holding write() from BPF: $( [ "$hold" = no ] && echo no || echo "possible ($hold)")" "$t"
+	# Every block device row, with its stable_writes and filesystems.
+	[ "$(jq '.block_devices | length' "$j")" -eq "$(sed -n '/^  DEVICE /,$p' "$t" | tail -n +2 | wc -l)" ]
+	while IFS=$'\t' read -r name stable fs; do
+		grep -Fxq "$(printf '  %-12s %-13s %s' "$name" "$stable" "${fs:--}")" "$t" ||
+			{ echo "no row: $name $stable $fs"; return 1; }
+	done < <(jq -r '.block_devices[] | [.name, (.stable_writes // "?" | tostring),
+		([.filesystems[] | "\(.mountpoint) (\(.fstype))"] | join(", "))] | @tsv' "$j")
+}
+
+@test "features --json with an unreadable BTF: still JSON, exit 1" {
+	run "$SPT" features --json --btf /nonexistent/vmlinux
+	assert_failure 1
+	[ "$(jq -r '.btf.ok' <<< "$output")" = false ]
+	[ "$(jq -r '.btf.path' <<< "$output")" = /nonexistent/vmlinux ]
 }
 
 @test "comm too long: exit 2" {
