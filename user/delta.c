@@ -198,13 +198,14 @@ int summary_delta(struct spt_summary *d, const struct spt_summary *cur,
 	sub_u64s((__u64 *)&d->totals, (const __u64 *)&prev->totals,
 		 sizeof(d->totals) / sizeof(__u64));
 	err = delta_rows(d, cur, prev);
-	if (err)
-		return err;
-	/* The paths are cur's to free: the caller resolves the delta's top ones. */
+	/* The paths are cur's to free (also when delta_rows failed midway): the
+	 * caller resolves the delta's top ones. */
 	for (size_t i = 0; i < d->nfiles; i++)
 		d->files[i].path = NULL;
 	for (size_t i = 0; i < d->ncgroups; i++)
 		d->cgroups[i].path = NULL;
+	if (err)
+		return err;
 	/* cur's order, but by the interval's counts now. */
 	sort_procs(d->procs, d->nprocs);
 	sort_files(d->files, d->nfiles);
