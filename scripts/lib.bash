@@ -11,7 +11,8 @@
 # scratch_fs DIR SIZE FSTYPE [stable]: an image of SIZE in DIR, a loop device
 #   on it, FSTYPE on that, mounted on a new directory in DIR; sets LOOP
 #   (/dev/loopN), MNT and DEV (MAJ:MIN of the filesystem). stable: the loop
-#   device asks for stable pages (queue/stable_writes) first. Each step is
+#   device asks for stable pages (queue/stable_writes 1) first, else it
+#   does not (0). Each step is
 #   undone by run_cleanup, so a half-made one is undone as far as it got.
 #   FSTYPE ext4-nojournal: ext4 made without a journal (-O ^has_journal).
 # wait_for_lines PID N REGEX FILE...: polls until N lines of the FILEs
@@ -56,10 +57,13 @@ scratch_fs() {
 	LOOP=$(losetup -f --show "$img")
 	on_cleanup "losetup -d $LOOP"
 	name=${LOOP#/dev/}
-	if [ -n "$stable" ]; then
-		local old
-		old=$(cat /sys/block/"$name"/queue/stable_writes)
-		echo 1 > /sys/block/"$name"/queue/stable_writes
+	# Set either way: a loop device keeps its queue flags across detach, so
+	# one left at 1 by an interrupted run would make a plain fs stable.
+	local old want=0
+	[ -n "$stable" ] && want=1
+	old=$(cat /sys/block/"$name"/queue/stable_writes)
+	if [ "$old" != "$want" ]; then
+		echo "$want" > /sys/block/"$name"/queue/stable_writes
 		on_cleanup "echo $old > /sys/block/$name/queue/stable_writes"
 	fi
 	case $fstype in
