@@ -124,8 +124,9 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh $(OUTPUT)
 
-# promtool, node_exporter and curl for the metrics tests; mkfs.vfat for the guest's vfat tests.
-TEST_PACKAGES := prometheus prometheus-node-exporter curl dosfstools
+# Prometheus (the server and promtool), node_exporter, curl and ss (iproute2) for the metrics and
+# fleet tests (their daemons are never started by the packages); mkfs.vfat for the guest's vfat tests.
+TEST_PACKAGES := prometheus prometheus-node-exporter curl iproute2 dosfstools
 
 # Every test: the host kernel's suite, then the same suite in the QEMU guest.
 test:
