@@ -424,6 +424,11 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		json_wall_clock(f, s);
 	if (s->attach_mode)
 		fprintf(f, "\"attach_mode\":\"%s\",", s->attach_mode);
+	if (s->kernel) {
+		fputs("\"kernel\":", f);
+		json_string(f, s->kernel);
+		fputc(',', f);
+	}
 	json_totals(f, s);
 	if (s->hold)
 		hold_print_json(f, s->hold, &s->totals, s->hold_action, s->write_hold);

@@ -63,6 +63,7 @@ struct spt_summary {
 	double ts;         /* wall-clock time of the counts (seconds since the epoch); 0: none */
 	double since_ts;   /* and of the start of what they count: the run's or the interval's */
 	const char *attach_mode; /* "tracepoint" or "fentry"; NULL: not printed */
+	const char *kernel;      /* uname's release; NULL: not printed */
 	double duration_s; /* since the start: all counts are cumulative */
 	double paused_s;   /* of which tracing was paused (SIGUSR1): nothing was seen */
 	struct spt_totals totals;

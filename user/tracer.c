@@ -446,7 +446,8 @@ static bool final_interval(const struct tracer *t)
 static int report(struct tracer *t, bool final)
 {
 	const struct options *o = t->o;
-	struct spt_summary s = { .attach_mode = t->prom.attach_mode, .since_ts = t->start_wall };
+	struct spt_summary s = { .attach_mode = t->prom.attach_mode, .since_ts = t->start_wall,
+				 .kernel = t->prom.kernel };
 	double now = clock_s(CLOCK_MONOTONIC);
 	int err;
 
@@ -629,7 +630,7 @@ static void init_prom(struct tracer *t)
 	t->prom.version = SPT_VERSION;
 	t->prom.top_comms = t->o->prom_top_comm;
 	t->prom.top_cgroups = t->o->prom_top_cgroup;
-	if (t->o->prom_file && !uname(&uts))
+	if (!uname(&uts))
 		t->prom.kernel = uts.release;
 }
 
