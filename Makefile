@@ -36,9 +36,11 @@ LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf
 
 USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o plan.o points.o tracer.o apply_plan.o events.o \
 	summary.o hold_glue.o report.o rows.o resolve.o parse.o json.o prom.o \
-	enforce.o probe.o features.o delta.o msg.o hold.o guardian.o)
+	enforce.o probe.o features.o delta.o msg.o hold.o guardian.o jsonread.o runfile.o html.o \
+	htmlreport.o htmltables.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o rows.o parse.o json.o prom.o hold.o \
-	options.o plan.o points.o resolve.o msg.o delta.o)
+	options.o plan.o points.o resolve.o msg.o delta.o jsonread.o runfile.o html.o htmlreport.o \
+	htmltables.o report_tests.o)
 
 .PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest
 # The product: the tool, the workload generator, the list of the tool's
@@ -85,11 +87,11 @@ $(OUTPUT)/%.o: tests/unit/%.c | $(OUTPUT)
 
 $(OUTPUT)/stablepage-trace: $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBBPF_LIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBBPF_LIBS) -lm -o $@
 
 $(OUTPUT)/unit_tests: $(UNIT_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -lm -o $@
 
 # The workload generator (workload/) and the benchmark's helpers (bench/):
 # one C file each.
@@ -125,8 +127,9 @@ demo: deps
 	$(Q)scripts/demo.sh $(OUTPUT)
 
 # Prometheus (the server and promtool), node_exporter, curl and ss (iproute2) for the metrics and
-# fleet tests (their daemons are never started by the packages); mkfs.vfat for the guest's vfat tests.
-TEST_PACKAGES := prometheus prometheus-node-exporter curl iproute2 dosfstools
+# fleet tests (their daemons are never started by the packages); mkfs.vfat for the guest's vfat
+# tests; chromium (headless) renders the report page in tests/report.bats.
+TEST_PACKAGES := prometheus prometheus-node-exporter curl iproute2 dosfstools chromium
 
 # Every test: the host kernel's suite, then the same suite in the QEMU guest.
 test:

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "enforce.h"
+#include "htmlreport.h"
 #include "msg.h"
 #include "options.h"
 #include "probe.h"
@@ -99,6 +100,7 @@ static const struct command {
 	[CMD_ENFORCE] = { "enforce", run_tracer },
 	[CMD_FEATURES] = { "features", run_features },
 	[CMD_RESTORE] = { "restore", run_restore }, /* also enforce --restore (options_check) */
+	[CMD_REPORT] = { "report", report_run },
 };
 
 /* A first argument that is a word but no command's: one line, exit 2. */

@@ -22,9 +22,10 @@ enum {
 	FOR_ENFORCE = 1 << CMD_ENFORCE,
 	FOR_FEATURES = 1 << CMD_FEATURES,
 	FOR_RESTORE = 1 << CMD_RESTORE,
+	FOR_REPORT = 1 << CMD_REPORT,
 	/* The tracing options apply to enforce too; its help points to them. */
 	TRACING = FOR_TRACE,
-	EVERY = FOR_TRACE | FOR_ENFORCE | FOR_FEATURES | FOR_RESTORE,
+	EVERY = FOR_TRACE | FOR_ENFORCE | FOR_FEATURES | FOR_RESTORE | FOR_REPORT,
 };
 
 enum {
@@ -109,7 +110,9 @@ static const struct spt_option {
 	{ FOR_ENFORCE, 0, { "max-delay", OPT_MAX_DELAY, "SECS", 0,
 			    "Longest hold of one write (default 1 s)", 5 } },
 	{ FOR_FEATURES, 1, { "json", OPT_JSON, NULL, 0, "One JSON object: every fact of the text", 6 } },
-	{ EVERY & ~FOR_RESTORE, 0, { "btf", OPT_BTF, "FILE", 0,
+	{ FOR_REPORT, 0, { "output", 'o', "FILE", 0, "Write the HTML page to FILE (default: stdout)",
+			   6 } },
+	{ EVERY & ~(FOR_RESTORE | FOR_REPORT), 0, { "btf", OPT_BTF, "FILE", 0,
 				       "Kernel BTF to use instead of " SYSFS_BTF, 7 } },
 	{ EVERY, 0, { "verbose", 'v', NULL, 0, "Print libbpf and loader diagnostics", 7 } },
 	/* Our own: with ARGP_NO_ERRS (for one-line errors) argp's --help prints nothing and returns. */
@@ -127,11 +130,11 @@ static const struct spt_option {
 static const struct command_help {
 	const char *name, *args, *doc;
 } helps[CMD_MAX] = {
-	[CMD_TRACE] = { "stablepage-trace", "[INTERVAL [COUNT]]\nenforce|features|restore [OPTION...]",
+	[CMD_TRACE] = { "stablepage-trace", "[INTERVAL [COUNT]]\nenforce|features|restore|report [OPTION...]",
 		"Find writes to page-cache pages while the device writes them (under writeback), "
 		"count them in the kernel, and report them by process, cgroup, file and device. "
 		"INTERVAL: a report every INTERVAL seconds; COUNT: stop after COUNT of them.\n"
-		"Commands: trace (the default), enforce, features, restore; COMMAND --help shows "
+		"Commands: trace (the default), enforce, features, restore, report; COMMAND --help shows "
 		"each one's options. What it all means: man stablepage-trace."
 		"\v"
 		"Examples:\n"
@@ -167,6 +170,14 @@ static const struct command_help {
 		"Undo what a killed or --persist enforce --native run changed: each device's "
 		"queue/stable_writes goes back to its value before the run. The same as "
 		"stablepage-trace enforce --restore." },
+	[CMD_REPORT] = { "stablepage-trace report", "RUN.json [-o PAGE.html]",
+		"A run's JSON output (--json) as one self-contained HTML page: histograms, "
+		"violations over time, top processes, files, cgroups and devices. Without -o "
+		"the page goes to standard output."
+		"\v"
+		"Examples:\n"
+		"  stablepage-trace --json -i 1 -d 60 > run.json\n"
+		"  stablepage-trace report run.json -o run.html" },
 };
 
 /* all_opts as argp reads it: for parsing (every option once), or for the
@@ -432,7 +443,18 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'V':
 		printf("%s\n", argp_program_version);
 		exit(EXIT_SUCCESS);
+	case 'o':
+		if (!*arg)
+			return REFUSE("empty -o path");
+		o->report_out = arg;
+		return 0;
 	case ARGP_KEY_ARG:
+		if (o->cmd == CMD_REPORT) {
+			if (o->report_in)
+				return REFUSE("unexpected argument '%s'", arg);
+			o->report_in = arg;
+			return 0;
+		}
 		return parse_positional(o, state->arg_num, arg);
 	case ARGP_KEY_ERROR:
 		/* ARGP_NO_ERRS: argp's own message takes three lines; ours takes
@@ -510,6 +532,11 @@ static int check_reports(struct options *o)
 
 int options_check(struct options *o)
 {
+	if (o->cmd == CMD_REPORT && !o->report_in)
+		return fail(o, "report needs the tool's JSON output: stablepage-trace report "
+			       "RUN.json [-o PAGE.html]");
+	if (o->cmd != CMD_REPORT && o->report_out)
+		return fail(o, "-o belongs to 'stablepage-trace report'");
 	if (check_reports(o))
 		return -1;
 	if (o->cmd == CMD_RESTORE) /* the restore command: enforce --restore */

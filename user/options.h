@@ -26,6 +26,7 @@ enum spt_command {
 	CMD_ENFORCE,  /* stablepage-trace enforce ... */
 	CMD_FEATURES, /* stablepage-trace features */
 	CMD_RESTORE,  /* stablepage-trace restore, or enforce --restore */
+	CMD_REPORT,   /* stablepage-trace report RUN.json [-o PAGE.html] */
 	CMD_MAX,
 };
 
@@ -67,6 +68,8 @@ struct options {
 	enum spt_attach_mode attach_mode;
 	enum spt_hold_action action; /* DELAY, KILL or LOG: what BPF mode does to a writer */
 	double max_delay;
+	/* report: the JSON output read, the page written (NULL: stdout) */
+	const char *report_in, *report_out;
 	bool action_given, max_delay_given;
 	/* Set when options_parse or options_check fails: one line, no prefix. */
 	char error[512];

@@ -18,6 +18,9 @@
 
 static int failures, checks;
 
+/* report_tests.c: the JSON reader, the run read back, the HTML page. */
+void report_tests(int *checks, int *failures);
+
 #define CHECK(cond)                                                                \
 	do {                                                                       \
 		checks++;                                                          \
@@ -1144,6 +1147,7 @@ int main(void)
 	test_delta();
 	test_prom_cgroups();
 	test_summary_json_time();
+	report_tests(&checks, &failures);
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

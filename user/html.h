@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The pieces of `report`'s page: HTML escaping and the inline SVG charts.
+ * Pure: they write to a FILE, unit-tested through open_memstream. */
+#ifndef SPT_HTML_H
+#define SPT_HTML_H
+
+#include <stdio.h>
+#include <linux/types.h>
+#include "stablepage.h"
+
+/* The kinds' colours (mmap, write, other, metadata), for charts and legends alike. */
+extern const char *const html_kind_colors[SPT_KIND_MAX];
+
+/*
+ * s as HTML text or attribute value: & < > " ' as references; control
+ * characters and bytes that are not UTF-8 as U+FFFD. NULL prints nothing.
+ */
+void html_escape(FILE *f, const char *s);
+
+/* "1.5 ms", "250 µs", "3.2 s": a duration in microseconds, 2 digits. */
+void html_usecs(char *buf, size_t len, double us);
+
+/*
+ * A log2 histogram of microseconds (slot i: [2^i, 2^(i+1)) µs, slot 0 from
+ * 0) as an SVG bar chart over its non-empty range. label: the chart's
+ * accessible name (escaped here).
+ */
+void svg_histogram(FILE *f, const double *slots, int nslots, const char *label);
+
+/* One bin of a timeline: violations per kind. */
+struct svg_bin {
+	double v[3];
+};
+
+/*
+ * Stacked bars over time: bin i covers [i * bin_s, (i + 1) * bin_s) seconds
+ * from time 0, which xlabel names (both escaped). label as above.
+ */
+void svg_timeline(FILE *f, const struct svg_bin *bins, int nbins, double bin_s,
+		  const char *label, const char *xlabel);
+
+#endif
