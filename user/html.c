@@ -187,49 +187,55 @@ void svg_histogram(FILE *f, const double *slots, int nslots, const char *label)
 }
 
 /* Time labels under the bins: about 8, on whole multiples of a round step. */
-static void timeline_xaxis(FILE *f, const struct frame *fr, int nbins, double bin_s,
-			   const char *xlabel)
+static void timeline_xaxis(FILE *f, const struct frame *fr, double span, const char *xlabel)
 {
-	double span = nbins * bin_s, step = nice_max(span / 8);
-	double pw = fr->w - fr->left - fr->right;
+	double step = nice_max(span / 8), pw = fr->w - fr->left - fr->right;
 
-	if (!(span > 0 && span < 1e12))
-		return;
 	for (double t = 0; t <= span + 1e-9; t += step)
 		fprintf(f, "<text class=\"xlab\" x=\"%.1f\" y=\"%.1f\">%g s</text>\n",
 			fr->left + pw * t / span, fr->h - fr->bottom + 16, t);
 	fprintf(f, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\">", fr->left + pw / 2, fr->h - 4);
 	html_escape(f, xlabel);
-	fprintf(f, " (bars of %g s)</text>\n", bin_s);
+	fputs("</text>\n", f);
 }
 
-void svg_timeline(FILE *f, const struct svg_bin *bins, int nbins, double bin_s,
-		  const char *label, const char *xlabel)
+/* One bin's stacked rectangles, kinds from the bottom up. */
+static void timeline_bar(FILE *f, const struct frame *fr, const struct svg_bin *b, double span)
+{
+	double pw = fr->w - fr->left - fr->right, base = 0;
+	double x = fr->left + pw * b->t0 / span, bw = pw * (b->t1 - b->t0) / span;
+
+	if (!(bw > 0))
+		return;
+	for (int k = 0; k < 3; k++) {
+		double y0 = frame_y(fr, base), y1 = frame_y(fr, base + b->v[k]);
+
+		base += b->v[k];
+		if (b->v[k] <= 0)
+			continue;
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+			   "fill=\"%s\"><title>%g–%g s, %s: %.0f</title></rect>\n",
+			x + (bw > 4 ? 0.5 : 0), y1, bw > 4 ? bw - 1 : bw, y0 - y1, html_kind_colors[k],
+			b->t0, b->t1, spt_kind_names[k], b->v[k]);
+	}
+}
+
+void svg_timeline(FILE *f, const struct svg_bin *bins, int nbins, const char *label,
+		  const char *xlabel)
 {
 	struct frame fr = { .w = 1000, .h = 240, .left = 50, .right = 24, .top = 14, .bottom = 42 };
-	double max = 0, bw;
+	double max = 0, span = 0;
 
-	for (int i = 0; i < nbins; i++)
-		max = fmax(max, bins[i].v[0] + bins[i].v[1] + bins[i].v[2]);
-	fr.ymax = nice_max(max);
-	bw = (fr.w - fr.left - fr.right) / (nbins ? nbins : 1);
-	frame_open(f, &fr, "timeline", label);
 	for (int i = 0; i < nbins; i++) {
-		double base = 0, x = fr.left + i * bw;
-
-		for (int k = 0; k < 3; k++) {
-			double y0 = frame_y(&fr, base), y1 = frame_y(&fr, base + bins[i].v[k]);
-
-			base += bins[i].v[k];
-			if (bins[i].v[k] <= 0)
-				continue;
-			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-				   "fill=\"%s\"><title>%g–%g s, %s: %.0f</title></rect>\n",
-				x + (bw > 4 ? 0.5 : 0), y1, bw > 4 ? bw - 1 : bw, y0 - y1,
-				html_kind_colors[k], i * bin_s, (i + 1) * bin_s, spt_kind_names[k],
-				bins[i].v[k]);
-		}
+		max = fmax(max, bins[i].v[0] + bins[i].v[1] + bins[i].v[2]);
+		span = fmax(span, bins[i].t1);
 	}
-	timeline_xaxis(f, &fr, nbins, bin_s, xlabel);
+	fr.ymax = nice_max(max);
+	frame_open(f, &fr, "timeline", label);
+	if (span > 0 && span <= 1e9) {
+		for (int i = 0; i < nbins; i++)
+			timeline_bar(f, &fr, &bins[i], span);
+		timeline_xaxis(f, &fr, span, xlabel);
+	}
 	fputs("</svg>\n", f);
 }

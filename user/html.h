@@ -27,16 +27,17 @@ void html_usecs(char *buf, size_t len, double us);
  */
 void svg_histogram(FILE *f, const double *slots, int nslots, const char *label);
 
-/* One bin of a timeline: violations per kind. */
+/* One bar of a timeline: violations per kind in [t0, t1) seconds. */
 struct svg_bin {
+	double t0, t1;
 	double v[3];
 };
 
 /*
- * Stacked bars over time: bin i covers [i * bin_s, (i + 1) * bin_s) seconds
- * from time 0, which xlabel names (both escaped). label as above.
+ * Stacked bars over time, the axis from 0 to the last bin's t1 (at most
+ * 1e9 s); xlabel names time 0 (escaped). label as above.
  */
-void svg_timeline(FILE *f, const struct svg_bin *bins, int nbins, double bin_s,
-		  const char *label, const char *xlabel);
+void svg_timeline(FILE *f, const struct svg_bin *bins, int nbins, const char *label,
+		  const char *xlabel);
 
 #endif

@@ -287,6 +287,7 @@ static void timeline_events(FILE *f, const struct run *run)
 {
 	double t0 = INFINITY, t1 = -INFINITY, w;
 	struct svg_bin *bins;
+	char xlabel[96];
 	int n;
 
 	for (size_t i = 0; i < run->nevents; i++) {
@@ -299,10 +300,14 @@ static void timeline_events(FILE *f, const struct run *run)
 	bins = calloc(n, sizeof(*bins));
 	if (!bins)
 		return;
+	for (int i = 0; i < n; i++) {
+		bins[i].t0 = i * w;
+		bins[i].t1 = (i + 1) * w;
+	}
 	for (size_t i = 0; i < run->nevents; i++)
 		bins[(int)fmin(floor((run->ev_ts[i] - t0) / w), n - 1)].v[run->ev_kind[i]]++;
-	svg_timeline(f, bins, n, w, "violations over time, from the first violation event",
-		     "seconds since the first violation event");
+	snprintf(xlabel, sizeof(xlabel), "seconds since the first violation event (bars of %g s)", w);
+	svg_timeline(f, bins, n, "violations over time, from the first violation event", xlabel);
 	fprintf(f, "<p class=\"s fine\">From the %zu violation events, time 0 at the first.</p>\n",
 		run->nevents);
 	free(bins);
@@ -312,15 +317,17 @@ static void timeline_events(FILE *f, const struct run *run)
 static void timeline_points(FILE *f, const struct run *run)
 {
 	struct svg_bin *bins = calloc(run->npoints, sizeof(*bins));
-	double w = run->points[0].t > 1e-3 && run->points[0].t < 1e9 ? run->points[0].t : 1;
 
 	if (!bins)
 		return;
-	for (size_t i = 0; i < run->npoints; i++)
+	for (size_t i = 0; i < run->npoints; i++) {
+		bins[i].t0 = i ? run->points[i - 1].t : 0;
+		bins[i].t1 = run->points[i].t;
 		for (int k = 0; k < RUN_KINDS; k++)
 			bins[i].v[k] = run->points[i].v[k] - (i ? run->points[i - 1].v[k] : 0);
-	svg_timeline(f, bins, (int)run->npoints, w, "violations per interval report",
-		     "seconds since the start");
+	}
+	svg_timeline(f, bins, (int)run->npoints, "violations per interval report",
+		     "seconds since the start (a bar per interval report)");
 	fprintf(f, "<p class=\"s fine\">From %zu interval/summary objects (cumulative counts, "
 		   "shown as what each added).%s</p>\n", run->npoints,
 		run->npoints == 1 ? " One object only: run with --json without -q for the events, "
