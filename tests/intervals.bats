@@ -118,6 +118,6 @@ wac_in_cgroup() {
 	stop_tracer
 	assert_detached
 	cat "$TRACE_OUT"
-	grep -Eq '^ +MMAP +WRITE +OTHER  CGROUP$' "$TRACE_OUT"
-	grep -Eq "^ +[1-9][0-9]* +0 +[0-9]+  $CG_PATH\$" "$TRACE_OUT"
+	grep -Eq '^ +MMAP +WRITE +OTHER +METADATA  CGROUP$' "$TRACE_OUT"
+	grep -Eq "^ +[1-9][0-9]* +0 +[0-9]+ +[0-9]+  $CG_PATH\$" "$TRACE_OUT"
 }

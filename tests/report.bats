@@ -74,7 +74,8 @@ chromium_headless() {
 	kernel=$(uname -r)
 	grep -q "<dd id=\"kernel\">$kernel</dd>" "$PAGE"
 	grep -q 'From [0-9]* interval/summary objects' "$PAGE"
-	grep -q '<p class="note" id="cgroups-none">' "$PAGE"
+	# -q: no events, the summary's own cgroup table (kernel-side counts)
+	grep -q '<table id="cgroups">' "$PAGE"
 	grep -q '<table id="processes">' "$PAGE"
 	[ "$(grep -c '<svg ' "$PAGE")" -ge 3 ]
 	# The summary's violations, as the JSON says.

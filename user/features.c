@@ -331,8 +331,8 @@ static void print_text(FILE *f, const struct facts *x)
 		fprintf(f, "possible (%s)\n", hold);
 	else
 		fprintf(f, "no (%s)\n", why);
-	print_block_devices_text(f, x);
 	print_bdev_cache_text(f, x);
+	print_block_devices_text(f, x);
 }
 
 static void json_bool(FILE *f, const char *key, bool v)

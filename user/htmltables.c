@@ -152,8 +152,8 @@ static void cgroups(FILE *f, const struct run *run)
 	size_t n = rows ? rows->n : run->ncgroups;
 	double max = rows ? max_total(rows) : 0, v[RUN_KINDS];
 
-	if (!rows && n)
-		max = run->cgroups[0].v[0] + run->cgroups[0].v[1] + run->cgroups[0].v[2];
+	for (int k = 0; !rows && n && k < RUN_KINDS; k++)
+		max += run->cgroups[0].v[k];
 	if (!table_open(f, "cgroups", "Top cgroups", n,
 			"No cgroup data: the input has no violation events (traced with -q?) and "
 			"no cgroup table."))

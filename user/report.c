@@ -228,7 +228,9 @@ static void print_cgroups_text(FILE *f, const struct spt_summary *s, size_t top)
 
 	if (!s->ncgroups)
 		return;
-	fprintf(f, "\n%10s %10s %10s  %s\n", "MMAP", "WRITE", "OTHER", "CGROUP");
+	fputc('\n', f);
+	print_kind_headers(f);
+	fprintf(f, "  CGROUP\n");
 	for (size_t i = 0; i < min_size(top, s->ncgroups); i++) {
 		const struct cgroup_row *r = &s->cgroups[i];
 
