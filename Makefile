@@ -37,7 +37,7 @@ LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf
 USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o plan.o points.o tracer.o apply_plan.o events.o \
 	summary.o hold_glue.o report.o rows.o resolve.o parse.o json.o prom.o \
 	enforce.o probe.o features.o delta.o msg.o hold.o guardian.o jsonread.o runfile.o html.o \
-	htmlreport.o htmltables.o)
+	htmlreport.o htmltables.o hold_record.o privs.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o rows.o parse.o json.o prom.o hold.o \
 	options.o plan.o points.o resolve.o msg.o delta.o jsonread.o runfile.o html.o htmlreport.o \
 	htmltables.o report_tests.o)
@@ -128,8 +128,9 @@ demo: deps
 
 # Prometheus (the server and promtool), node_exporter, curl and ss (iproute2) for the metrics and
 # fleet tests (their daemons are never started by the packages); mkfs.vfat for the guest's vfat
-# tests; chromium (headless) renders the report page in tests/report.bats.
-TEST_PACKAGES := prometheus prometheus-node-exporter curl iproute2 dosfstools chromium
+# tests; chromium (headless) renders the report page in tests/report.bats; stress-ng for the
+# enforce safety tests' CPU and I/O hogs.
+TEST_PACKAGES := prometheus prometheus-node-exporter curl iproute2 dosfstools chromium stress-ng
 
 # Every test: the host kernel's suite, then the same suite in the QEMU guest.
 test:

@@ -57,6 +57,24 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } hold_events SEC(".maps");
 
+/*
+ * Thread groups that may be held: HELD_TGID_RECORDED once the tool has
+ * written them to its record under /run/stablepage-trace/ (so that
+ * `enforce --restore` can resume them if both the tool and the guardian
+ * die), HELD_TGID_ASKED while that is pending. A group is never stopped
+ * before it is recorded: its first write in scope goes on (a violation,
+ * counted in holds_unrecorded) and asks for the record.
+ */
+#define HELD_TGID_ASKED 0
+#define HELD_TGID_RECORDED 1
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} held_tgids SEC(".maps");
+
 /* @task: the held thread; NULL for a release. */
 static __always_inline void emit_hold_event(__u32 type, __u64 folio, __u64 ts, __u64 first_ts,
 					    __u32 kind, struct task_struct *task)
@@ -82,16 +100,46 @@ static __always_inline void emit_hold_event(__u32 type, __u64 folio, __u64 ts, _
 }
 
 /*
+ * Whether anyone would resume a hold begun now: the tool's heartbeat is
+ * fresh (SPT_HEARTBEAT_STALE_NS) and the thread group is recorded for
+ * `enforce --restore` (held_tgids; the first time, asks for the record).
+ * This is what makes "no writer left stopped" independent of how long the
+ * kernel takes to detach the programs of a tool that died.
+ */
+static __always_inline bool may_hold(struct spt_totals *t, __u64 now, __u32 tgid)
+{
+	__u8 asked = HELD_TGID_ASKED, *rec;
+
+	if (now > tool_heartbeat_ns + SPT_HEARTBEAT_STALE_NS) {
+		t->holds_refused_stale++;
+		return false;
+	}
+	rec = bpf_map_lookup_elem(&held_tgids, &tgid);
+	if (rec && *rec == HELD_TGID_RECORDED)
+		return true;
+	t->holds_unrecorded++;
+	if (!rec && !bpf_map_update_elem(&held_tgids, &tgid, &asked, BPF_NOEXIST))
+		emit_hold_event(SPT_HOLD_RECORD, 0, now, now, 0, bpf_get_current_task_btf());
+	return false;
+}
+
+/*
  * Stop the current thread until the folio's writeback ends. False when it
- * cannot be (holds table full, signal not sent): the write goes on and is
- * a violation. User space hears of the hold only once the SIGSTOP is
- * generated (announce_hold()), never before: see there.
+ * cannot be (nobody would resume it: may_hold(); holds table full, signal
+ * not sent): the write goes on and is a violation. The holds entry is
+ * written before the signal is sent, so whoever sweeps the table (the
+ * guardian) finds every stop. User space hears of the hold only once the
+ * SIGSTOP is generated (announce_hold()), never before: see there.
  */
 static __always_inline bool start_hold(struct spt_totals *t, __u64 folio, __u32 kind, __u64 now)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = id;
-	struct spt_hold *old = bpf_map_lookup_elem(&holds, &tid);
+	struct spt_hold *old;
+
+	if (!may_hold(t, now, id >> 32))
+		return false;
+	old = bpf_map_lookup_elem(&holds, &tid);
 	struct spt_hold h = {
 		.first_ts_ns = now,
 		.hold_ts_ns = now,

@@ -115,6 +115,8 @@ bool tracing_paused = false;
 
 /* Folios with held writers (holds.bpf.h). */
 __u64 n_held_folios SPT_OWN_CACHE_LINE;
+/* enforce (BPF): the tool's last sign of life (SPT_HEARTBEAT_STALE_NS). */
+__u64 tool_heartbeat_ns SPT_OWN_CACHE_LINE;
 /*
  * Occupied slots of inflight_violations (inflight.bpf.h), and waits being
  * timed in waiting (wait.bpf.h). Incremented only by the insert (or the

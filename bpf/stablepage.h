@@ -87,6 +87,12 @@ struct spt_totals {
 	/* writes checked against the folios under writeback: pages beyond
 	 * the check's cap (SPT_HOLD_MAX_PAGES) were not looked at */
 	__u64 hold_range_capped;
+	/* enforce (BPF): holds refused because the tool's heartbeat was
+	 * stale (it is dead, stopped or starved: nobody would resume), and
+	 * first writes of a thread group let through until the tool has
+	 * recorded the group for `enforce --restore` (holds.bpf.h). */
+	__u64 holds_refused_stale;
+	__u64 holds_unrecorded;
 };
 
 /* enforce (BPF): what is done to a writer in scope that would violate. */
@@ -103,7 +109,18 @@ enum spt_hold_action {
 enum spt_hold_event_type {
 	SPT_HOLD_START = 0,   /* the thread's SIGSTOP was generated; folio under writeback */
 	SPT_HOLD_RELEASE = 1, /* the folio's writeback ended: resume its holders */
+	SPT_HOLD_RECORD = 2,  /* a thread group BPF would hold: record it, then allow holds */
 };
+
+/*
+ * enforce (BPF): the tool writes its CLOCK_MONOTONIC time to the .bss
+ * tool_heartbeat_ns at least every 100 ms (its poll loop); BPF starts no
+ * hold when it is older than this, so a dead, stopped or starved tool
+ * stops holding within this long, whether or not its programs are still
+ * attached. The guardian waits this long after the tool's death before
+ * its last sweep.
+ */
+#define SPT_HEARTBEAT_STALE_NS 500000000ULL
 
 /* enforce (BPF): from the hold_events ring buffer. */
 struct spt_hold_event {

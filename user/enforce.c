@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "enforce.h"
+#include "hold_record.h"
 #include "msg.h"
 #include "parse.h"
 #include "resolve.h"
@@ -453,16 +454,21 @@ void enforce_finish(void)
 	enf.active = false;
 }
 
+/* Held writers first (BPF mode: a record per run), then the devices. */
 int enforce_restore(void)
 {
+	bool held_found;
+	int held_failed = hold_record_restore(&held_found);
 	FILE *f = fopen(SPT_ENFORCE_STATE, "re");
 	char line[512], path[PATH_MAX + 32];
 	int pid = 0, failed = 0, err;
 
 	if (!f) {
 		if (errno == ENOENT) {
-			fprintf(stderr, "enforce: nothing to restore (no %s)\n", SPT_ENFORCE_STATE);
-			return 0;
+			if (!held_found)
+				fprintf(stderr, "enforce: nothing to restore (no %s)\n",
+					SPT_ENFORCE_STATE);
+			return held_failed;
 		}
 		warn("cannot read %s: %s", SPT_ENFORCE_STATE, strerror(errno));
 		return 1;
@@ -508,5 +514,5 @@ int enforce_restore(void)
 	if (failed)
 		return 1;
 	unlink(SPT_ENFORCE_STATE);
-	return 0;
+	return held_failed;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* enforce (BPF): when to resume a held writer. See hold.h. */
+#include <errno.h>
 #include <string.h>
 #include "hold.h"
 #include "json.h"
@@ -32,6 +33,14 @@ static bool pid_still_held(const struct hold_tracker *h, __u32 pid)
 	return false;
 }
 
+static void resume(struct hold_tracker *h, __u32 pid)
+{
+	int err = h->ops.resume(pid, h->ops.ctx);
+
+	if (err && err != -ESRCH)
+		h->resume_failed++;
+}
+
 /*
  * Ends held[i]'s stop. SIGSTOP stops the whole thread group, so the group
  * goes on only when none of its threads is held any more. mmap holds are
@@ -54,10 +63,12 @@ static void end_stop(struct hold_tracker *h, size_t i, __u64 now_ns, __u64 *reas
 		if (ns > ps->max_ns)
 			ps->max_ns = ns;
 	}
+	/* SIGCONT first: until the entry is gone the guardian still sees
+	 * the hold, so a failure here or our death in between is covered. */
+	if (!pid_still_held(h, t.pid))
+		resume(h, t.pid);
 	if (t.kind == SPT_KIND_MMAP && h->ops.forget)
 		h->ops.forget(t.tid, h->ops.ctx);
-	if (!pid_still_held(h, t.pid))
-		h->ops.resume(t.pid, h->ops.ctx);
 }
 
 static bool released_since(const struct hold_tracker *h, __u64 folio, __u64 ts_ns)
@@ -92,7 +103,7 @@ void hold_event(struct hold_tracker *h, const struct spt_hold_event *e, __u64 no
 		if (h->nheld == HOLD_MAX_HELD) {
 			/* Never leave a thread stopped that nothing tracks. */
 			h->untracked++;
-			h->ops.resume(e->pid, h->ops.ctx);
+			resume(h, e->pid);
 			return;
 		}
 		h->nheld++;
@@ -158,7 +169,7 @@ void hold_print_json(FILE *f, const struct hold_tracker *h, const struct spt_tot
 		   "\"holds\":{\"mmap\":%llu,\"write\":%llu},\"stops\":%llu,\"stopped_ms\":%.3f,"
 		   "\"longest_stop_ms\":%.3f,\"resumed_at_writeback_end\":%llu,"
 		   "\"resumed_at_max_delay\":%llu,\"resumed_at_exit\":%llu,\"untracked\":%llu,"
-
+		   "\"resume_failed\":%llu,\"refused_stale\":%llu,\"unrecorded\":%llu,"
 		   "\"writes_let_through\":%llu,\"kills\":%llu,\"would_hold\":%llu,"
 		   "\"range_capped\":%llu,\"held\":[",
 		action, write_hold, h->max_delay_ns / 1e9, (unsigned long long)t->holds[SPT_KIND_MMAP],
@@ -166,7 +177,8 @@ void hold_print_json(FILE *f, const struct hold_tracker *h, const struct spt_tot
 		h->total_stop_ns / 1e6, h->max_stop_ns / 1e6,
 		(unsigned long long)h->resumed_at_writeback_end,
 		(unsigned long long)h->resumed_at_max_delay, (unsigned long long)h->resumed_at_exit,
-		(unsigned long long)h->untracked,
+		(unsigned long long)h->untracked, (unsigned long long)h->resume_failed,
+		(unsigned long long)t->holds_refused_stale, (unsigned long long)t->holds_unrecorded,
 		(unsigned long long)t->holds_expired,
 		(unsigned long long)t->kills, (unsigned long long)t->would_hold,
 		(unsigned long long)t->hold_range_capped);

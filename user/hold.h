@@ -45,7 +45,9 @@ struct hold_pid_stats {
 };
 
 struct hold_ops {
-	void (*resume)(__u32 pid, void *ctx); /* SIGCONT the thread group */
+	/* SIGCONT the thread group: 0, or -errno (-ESRCH: it is gone, which
+	 * is no failure: nothing is left stopped). */
+	int (*resume)(__u32 pid, void *ctx);
 	void (*forget)(__u32 tid, void *ctx); /* drop the BPF holds entry */
 	void *ctx;
 };
@@ -63,6 +65,7 @@ struct hold_tracker {
 	size_t npids;
 	__u64 stops, resumed_at_writeback_end, resumed_at_max_delay, resumed_at_exit;
 	__u64 untracked; /* stops not tracked (table full): resumed at once */
+	__u64 resume_failed; /* SIGCONTs that failed (not ESRCH): a writer may stay stopped */
 	__u64 max_stop_ns, total_stop_ns;
 };
 

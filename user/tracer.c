@@ -668,7 +668,10 @@ int tracer_run(const struct options *o, int cgroup_fd)
 	if (plan_make(o, &t.features, &t.plan, err, sizeof(err)))
 		spt_die("%s", err);
 	t.prom.attach_mode = attach_mode_name(t.plan.mode);
-	if (!tracer_open(&t) && !tracer_start(&t)) {
+	if (t.plan.rodata.hold_action == SPT_ACTION_DELAY)
+		holds_check_privileges();
+	if (!tracer_open(&t) && !tracer_start(&t) &&
+	    !holds_drop_privileges(&t.holds, o->prom_file != NULL)) {
 		start_clocks(&t);
 		announce(&t);
 		if (!poll_loop(&t, &resume_failed))

@@ -2,6 +2,7 @@
 /* Unit tests for the pure user-space parts: parsing, options, the plan, JSON, sorting,
  * summaries. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -631,16 +632,22 @@ static void test_prom_empty(void)
 static __u32 resumed[16], forgotten[16];
 static int nresumed, nforgotten;
 
-static void fake_resume(__u32 pid, void *ctx)
+static char hold_calls[64]; /* 'r' per resume, 'f' per forget, in order */
+
+/* pid 66 is gone (ESRCH, no failure), pid 77 another user's (EPERM). */
+static int fake_resume(__u32 pid, void *ctx)
 {
 	(void)ctx;
 	resumed[nresumed++ % 16] = pid;
+	strncat(hold_calls, "r", sizeof(hold_calls) - strlen(hold_calls) - 1);
+	return pid == 66 ? -ESRCH : pid == 77 ? -EPERM : 0;
 }
 
 static void fake_forget(__u32 tid, void *ctx)
 {
 	(void)ctx;
 	forgotten[nforgotten++ % 16] = tid;
+	strncat(hold_calls, "f", sizeof(hold_calls) - strlen(hold_calls) - 1);
 }
 
 static struct spt_hold_event hold_ev(__u32 type, __u64 folio, __u64 ts, __u32 pid, __u32 tid,
@@ -674,8 +681,10 @@ static void test_hold_tracker(void)
 	e = hold_ev(SPT_HOLD_RELEASE, 0xb, 7 * ms, 0, 0, 0);
 	hold_event(&h, &e, 7 * ms);
 	CHECK(nresumed == 1 && resumed[0] == 10 && h.nheld == 0);
-	/* mmap holds are dropped from the BPF table by user space; write ones by BPF. */
+	/* mmap holds are dropped from the BPF table by user space; write ones
+	 * by BPF; the SIGCONT comes first (the guardian sees the hold until). */
 	CHECK(nforgotten == 1 && forgotten[0] == 12);
+	CHECK(!strcmp(hold_calls, "rf"));
 	CHECK(h.resumed_at_writeback_end == 2 && h.max_stop_ns == 5 * ms);
 	/* A release that arrives before its hold: resumed at once. */
 	e = hold_ev(SPT_HOLD_RELEASE, 0xc, 20 * ms, 0, 0, 0);
@@ -697,6 +706,15 @@ static void test_hold_tracker(void)
 	hold_resume_all(&h, 2001 * ms);
 	CHECK(nresumed == 4 && resumed[3] == 40 && h.resumed_at_exit == 1 && h.stops == 5);
 	CHECK(h.npids == 4 && h.pids[0].pid == 10 && h.pids[0].holds == 2);
+	/* A resume that fails is counted, one to a group that is gone is not. */
+	CHECK(h.resume_failed == 0);
+	e = hold_ev(SPT_HOLD_START, 0xe, 3000 * ms, 66, 66, SPT_KIND_WRITE);
+	hold_event(&h, &e, 3000 * ms);
+	e = hold_ev(SPT_HOLD_START, 0xe, 3000 * ms, 77, 77, SPT_KIND_WRITE);
+	hold_event(&h, &e, 3000 * ms);
+	e = hold_ev(SPT_HOLD_RELEASE, 0xe, 3001 * ms, 0, 0, 0);
+	hold_event(&h, &e, 3001 * ms);
+	CHECK(nresumed == 6 && h.nheld == 0 && h.resume_failed == 1);
 }
 
 /* Options: argv as the shell would pass it (argp may permute it). The
