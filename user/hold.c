@@ -147,7 +147,8 @@ void hold_print_text(FILE *f, const struct hold_tracker *h, const struct spt_tot
 	fprintf(f, "enforce (--action %s, --max-delay %.3f s): held %llu writers' writes "
 		   "(mmap %llu, write %llu), %llu stops, %.1f ms stopped in all, longest %.1f ms; "
 		   "resumed at writeback end %llu, at --max-delay %llu, at exit %llu; writes let "
-		   "through at --max-delay %llu; killed %llu; would hold (log) %llu\n",
+		   "through at --max-delay %llu; killed %llu; would hold (log) %llu; not held: "
+		   "tool's heartbeat stale %llu, group not yet recorded %llu; resumes failed %llu\n",
 		action, h->max_delay_ns / 1e9,
 		(unsigned long long)(t->holds[SPT_KIND_MMAP] + t->holds[SPT_KIND_WRITE]),
 		(unsigned long long)t->holds[SPT_KIND_MMAP], (unsigned long long)t->holds[SPT_KIND_WRITE],
@@ -155,7 +156,8 @@ void hold_print_text(FILE *f, const struct hold_tracker *h, const struct spt_tot
 		(unsigned long long)h->resumed_at_writeback_end,
 		(unsigned long long)h->resumed_at_max_delay, (unsigned long long)h->resumed_at_exit,
 		(unsigned long long)t->holds_expired, (unsigned long long)t->kills,
-		(unsigned long long)t->would_hold);
+		(unsigned long long)t->would_hold, (unsigned long long)t->holds_refused_stale,
+		(unsigned long long)t->holds_unrecorded, (unsigned long long)h->resume_failed);
 	for (size_t i = 0; i < h->npids; i++)
 		fprintf(f, "enforce: held pid %u (%s) %llu times, %.1f ms in all, longest %.1f ms\n",
 			h->pids[i].pid, h->pids[i].comm, (unsigned long long)h->pids[i].holds,

@@ -663,13 +663,14 @@ int tracer_run(const struct options *o, int cgroup_fd)
 	t.events.json = o->json;
 	init_prom(&t);
 	check_kernel_btf(o);
+	/* Before anything loads: holding needs SIGCONT to work on its pids. */
+	if (o->cmd == CMD_ENFORCE && !o->native && o->action == SPT_ACTION_DELAY)
+		holds_check_privileges();
 	/* The kernel's features first, then the plan: plan_make is pure. */
 	probe_kernel(o, &t.features);
 	if (plan_make(o, &t.features, &t.plan, err, sizeof(err)))
 		spt_die("%s", err);
 	t.prom.attach_mode = attach_mode_name(t.plan.mode);
-	if (t.plan.rodata.hold_action == SPT_ACTION_DELAY)
-		holds_check_privileges();
 	if (!tracer_open(&t) && !tracer_start(&t) &&
 	    !holds_drop_privileges(&t.holds, o->prom_file != NULL)) {
 		start_clocks(&t);
