@@ -50,9 +50,12 @@ guardian_of() {
 	pgrep -P "$1" -x spt-guardian
 }
 
-# gone PID: exits within the bound.
+# gone PID: exits within the bound (a zombie waiting for its new parent counts).
 gone() {
-	for _ in $(seq "$BOUND_TRIES"); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+	for _ in $(seq "$BOUND_TRIES"); do
+		kill -0 "$1" 2>/dev/null && [ "$(state "$1")" != Z ] || return 0
+		sleep 0.1
+	done
 	echo "pid $1 ($(cat "/proc/$1/comm")) still there" >&2
 	return 1
 }

@@ -199,15 +199,17 @@ static void become_guardian(void)
 static void drop_privileges(struct guardian_state *g)
 {
 	const __u64 kill_bit = PRIVS_BIT(CAP_KILL_NR), bpf_bit = PRIVS_BIT(CAP_BPF_NR);
+	__u64 keep = kill_bit;
 	__u32 key;
-	int err = privs_keep_only(kill_bit | bpf_bit);
+	/* CAP_SETPCAP until the end: the last drop from the bounding set needs it. */
+	int err = privs_keep_only(kill_bit | bpf_bit | PRIVS_BIT(CAP_SETPCAP_NR));
 
 	if (!err)
 		err = privs_set_effective(kill_bit);
 	if (!err && bpf_map_get_next_key(g->holds_fd, NULL, &key) && errno == EPERM)
-		err = privs_set_effective(kill_bit | bpf_bit);
-	else if (!err)
-		err = privs_keep_only(kill_bit);
+		keep |= bpf_bit;
+	if (!err)
+		err = privs_keep_only(keep);
 	if (err)
 		fprintf(stderr, "stablepage-trace: guardian: cannot drop its capabilities: %s\n",
 			strerror(-err));

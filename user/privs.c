@@ -52,8 +52,12 @@ int privs_keep_only(__u64 keep)
 
 	if (err)
 		return err;
-	/* The bounding set first: dropping from it needs CAP_SETPCAP, which
-	 * goes with the capset below. */
+	/* The bounding set first: dropping from it needs CAP_SETPCAP in the
+	 * effective set, which goes with the capset below. */
+	d[0].effective = d[0].permitted;
+	d[1].effective = d[1].permitted;
+	if (syscall(SYS_capset, &h, d))
+		return -errno;
 	for (int cap = 0; cap <= last_cap(); cap++)
 		if (!(keep & PRIVS_BIT(cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) &&
 		    errno != EINVAL)
