@@ -87,11 +87,11 @@ running() {
 }
 
 @test "kill -9 of the tool while it holds, 20 times under CPU and I/O load: no writer stays stopped" {
-	local held_at_kill=0 cycle g tool
+	local held_at_kill=0 g tool
 	make_fs ext4
 	hogs
 	writer
-	for cycle in $(seq 20); do
+	for _ in $(seq 20); do
 		start_tracer enforce --comm spt-held --max-delay 30 -q --dev "$LOOP"
 		tool=$TRACER_PID
 		g=$(guardian_of "$tool")
@@ -111,7 +111,7 @@ running() {
 }
 
 @test "kill -9 of the tool and its guardian together: enforce --restore resumes the held writer" {
-	local g out tool
+	local g tool
 	make_fs ext4
 	hogs
 	writer
