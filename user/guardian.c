@@ -119,6 +119,9 @@ static void __attribute__((noreturn)) after_tool(struct guardian_state *g)
 		__u64 now;
 
 		sweep(g, ~0ULL);
+		/* Every group it recorded, too: the tool drops a hold's entry
+		 * just before its SIGCONT, and may have died in between. */
+		g->failures += hold_record_resume(g->tool_pid);
 		now = monotonic_ns();
 		if (exited && now > seen + SPT_HEARTBEAT_STALE_NS + GUARDIAN_SETTLE_NS &&
 		    now > g->newest_hold_ns + GUARDIAN_SETTLE_NS && programs_gone(g))
@@ -127,9 +130,30 @@ static void __attribute__((noreturn)) after_tool(struct guardian_state *g)
 	}
 	usleep(GUARDIAN_DYING_SWEEP_MS * 1000);
 	sweep(g, ~0ULL);
+	g->failures += hold_record_resume(g->tool_pid);
 	/* Everyone it recorded is resumed: enforce --restore has nothing to do. */
 	if (!g->failures)
 		hold_record_remove(g->tool_pid);
+	_exit(g->failures ? 1 : 0);
+}
+
+/*
+ * The tool detached its programs, resumed whom it knew of and waits for
+ * us. A program that was running as they were detached may still start a
+ * hold, and from an IRQs-off tracepoint its SIGSTOP comes after its entry
+ * (irq_work), unannounced (signal_generate is detached): sweep until no
+ * hold in the table is younger than GUARDIAN_SETTLE_NS, then once more.
+ */
+static void __attribute__((noreturn)) settle(struct guardian_state *g)
+{
+	__u64 start = monotonic_ns(), now;
+
+	do {
+		sweep(g, ~0ULL);
+		usleep(GUARDIAN_DYING_SWEEP_MS * 1000);
+		now = monotonic_ns();
+	} while (now < start + GUARDIAN_SETTLE_NS || now < g->newest_hold_ns + GUARDIAN_SETTLE_NS);
+	sweep(g, ~0ULL);
 	_exit(g->failures ? 1 : 0);
 }
 
@@ -149,11 +173,8 @@ static void __attribute__((noreturn)) guardian_main(struct guardian_state *g)
 		if (n > 0 && p[0].revents) {
 			ssize_t r = read(g->pipe_fd, &byte, 1);
 
-			if (r == 1 && byte == 'd') {
-				/* The tool detached, resumed and waits for us. */
-				sweep(g, ~0ULL);
-				_exit(g->failures ? 1 : 0);
-			}
+			if (r == 1 && byte == 'd')
+				settle(g);
 			if (r == 0 || (r < 0 && errno != EINTR))
 				break;
 		}

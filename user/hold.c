@@ -63,12 +63,19 @@ static void end_stop(struct hold_tracker *h, size_t i, __u64 now_ns, __u64 *reas
 		if (ns > ps->max_ns)
 			ps->max_ns = ns;
 	}
-	/* SIGCONT first: until the entry is gone the guardian still sees
-	 * the hold, so a failure here or our death in between is covered. */
-	if (!pid_still_held(h, t.pid))
-		resume(h, t.pid);
+	/*
+	 * The entry goes while the thread is still stopped: then no newer
+	 * hold of it can exist, whose entry (start_hold() reuses the tid's)
+	 * the delete would take, leaving a stop nobody knows of. That order
+	 * was reversed once and a writer stayed stopped (docs/enforce.md). Our
+	 * death in between is covered by the guardian, which resumes every
+	 * recorded group too when the tool dies; a failed SIGCONT is counted
+	 * and the record kept for enforce --restore.
+	 */
 	if (t.kind == SPT_KIND_MMAP && h->ops.forget)
 		h->ops.forget(t.tid, h->ops.ctx);
+	if (!pid_still_held(h, t.pid))
+		resume(h, t.pid);
 }
 
 static bool released_since(const struct hold_tracker *h, __u64 folio, __u64 ts_ns)

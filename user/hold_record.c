@@ -119,15 +119,55 @@ static bool alive_as(int pid, const char *comm)
 	return !strcmp(buf, comm);
 }
 
+/* SIGCONT to the groups of an open record, past its first line. The
+ * number that could not be resumed; each said when `say`. */
+static int resume_groups(FILE *f, int tool, bool say)
+{
+	char line[256], comm[32];
+	unsigned long long st;
+	int failed = 0;
+	unsigned pid;
+
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %llu %31s", &pid, &st, comm) != 3 || !pid || pid > INT_MAX)
+			continue;
+		if (start_time(pid) != st)
+			continue; /* gone, or the pid is another process's now */
+		if (kill(pid, SIGCONT)) {
+			fprintf(stderr, "stablepage-trace: cannot resume pid %u (%s): %s\n", pid,
+				comm, strerror(errno));
+			failed++;
+			continue;
+		}
+		if (say)
+			fprintf(stderr, "enforce: resumed pid %u (%s), held by run %d\n", pid, comm,
+				tool);
+	}
+	return failed;
+}
+
+int hold_record_resume(pid_t tool)
+{
+	char path[PATH_MAX], line[256];
+	FILE *f;
+	int failed;
+
+	record_path(tool, path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : 1;
+	failed = fgets(line, sizeof(line), f) ? resume_groups(f, tool, false) : 0;
+	fclose(f);
+	return failed;
+}
+
 /* One record: resumes its groups. 0, 1 when one could not be resumed or
  * the run is still active (the file is then kept). */
 static int restore_file(const char *path)
 {
 	FILE *f = fopen(path, "re");
-	char line[256], comm[32];
-	int tool = 0, guardian = 0, failed = 0;
-	unsigned long long st;
-	unsigned pid;
+	int tool = 0, guardian = 0, failed;
+	char line[256];
 
 	if (!f) {
 		fprintf(stderr, "stablepage-trace: cannot read %s: %s\n", path, strerror(errno));
@@ -141,23 +181,11 @@ static int restore_file(const char *path)
 				"kill) and it resumes its writers by itself\n", tool);
 		return 1;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%u %llu %31s", &pid, &st, comm) != 3 || !pid || pid > INT_MAX)
-			continue;
-		if (start_time(pid) != st)
-			continue; /* gone, or the pid is another process's now */
-		if (kill(pid, SIGCONT)) {
-			fprintf(stderr, "stablepage-trace: cannot resume pid %u (%s): %s\n", pid,
-				comm, strerror(errno));
-			failed = 1;
-			continue;
-		}
-		fprintf(stderr, "enforce: resumed pid %u (%s), held by run %d\n", pid, comm, tool);
-	}
+	failed = resume_groups(f, tool, true);
 	fclose(f);
 	if (!failed)
 		unlink(path);
-	return failed;
+	return failed ? 1 : 0;
 }
 
 int hold_record_restore(bool *found)

@@ -17,6 +17,9 @@ int hold_record_open(pid_t tool, pid_t guardian);
 /* Appends a thread group; only then may BPF hold it. 0 or -errno (-ESRCH:
  * it is gone). */
 int hold_record_add(__u32 pid, const char *comm);
+/* The guardian, once the tool died: SIGCONT to every group the tool
+ * recorded (its start time unchanged). The number that failed. */
+int hold_record_resume(pid_t tool);
 /* The run's record: everyone in it was resumed. */
 void hold_record_remove(pid_t tool);
 /* `enforce --restore`: SIGCONT to the groups of every record whose tool

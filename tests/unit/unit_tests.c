@@ -682,9 +682,9 @@ static void test_hold_tracker(void)
 	hold_event(&h, &e, 7 * ms);
 	CHECK(nresumed == 1 && resumed[0] == 10 && h.nheld == 0);
 	/* mmap holds are dropped from the BPF table by user space; write ones
-	 * by BPF; the SIGCONT comes first (the guardian sees the hold until). */
+	 * by BPF; the entry before the SIGCONT (no newer hold can exist yet). */
 	CHECK(nforgotten == 1 && forgotten[0] == 12);
-	CHECK(!strcmp(hold_calls, "rf"));
+	CHECK(!strcmp(hold_calls, "fr"));
 	CHECK(h.resumed_at_writeback_end == 2 && h.max_stop_ns == 5 * ms);
 	/* A release that arrives before its hold: resumed at once. */
 	e = hold_ev(SPT_HOLD_RELEASE, 0xc, 20 * ms, 0, 0, 0);
