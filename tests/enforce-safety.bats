@@ -106,7 +106,7 @@ running() {
 		# within 3 s (a hold lasts milliseconds), else anyway.
 		for _ in $(seq 300); do [ "$(state "$WAC_BG")" = T ] && break; sleep 0.01; done
 		[ "$(state "$WAC_BG")" = T ] && held_at_kill=$((held_at_kill + 1))
-		kill -9 "$TRACER_PID"; wait "$TRACER_PID" || true; TRACER_PID=
+		kill -9 "$TRACER_PID"; wait "$TRACER_PID" 2>/dev/null || true; TRACER_PID=
 		gone "$g"
 		running "$WAC_BG"
 		[ ! -e "/run/stablepage-trace/held.$tool" ]
