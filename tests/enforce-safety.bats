@@ -39,11 +39,13 @@ state() {
 	awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$1/stat" 2>/dev/null
 }
 
-# hogs: CPU and I/O load on the scratch filesystem until the test ends.
+# hogs: CPU and I/O load until the test ends, in their own process group
+# (stress-ng's workers are its children), off the scratch filesystem.
 hogs() {
-	stress-ng --cpu 2 --io 1 --hdd 1 --hdd-bytes 16m --temp-path "$MNT" --timeout 3600 \
-		> /dev/null 2>&1 &
-	on_cleanup "kill $! ; wait $! 2>/dev/null"
+	mkdir -p "$BATS_TEST_TMPDIR/hogs"
+	setsid stress-ng --cpu 2 --io 1 --hdd 1 --hdd-bytes 16m --temp-path "$BATS_TEST_TMPDIR/hogs" \
+		--timeout 3600 > /dev/null 2>&1 &
+	on_cleanup "kill -- -$! 2>/dev/null; while pgrep -g $! > /dev/null; do sleep 0.1; done"
 }
 
 # writer: a held writer in the background, long enough for the whole test.

@@ -100,23 +100,29 @@ void hold_record_remove(pid_t tool)
 	}
 }
 
-/* pid runs a program whose comm is `comm`: the run that wrote a record. */
+/* pid runs a program whose comm is `comm`: the run that wrote a record.
+ * A zombie is dead (a killed guardian is reparented, and may stay one). */
 static bool alive_as(int pid, const char *comm)
 {
-	char path[64], buf[32] = "";
+	char path[64], buf[64] = "", *p;
 	FILE *f;
 
-	if (pid <= 0 || kill(pid, 0))
+	if (pid <= 0)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "re");
 	if (!f)
 		return false;
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = 0;
 	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return !strcmp(buf, comm);
+	/* "PID (COMM) STATE ...": comm is at most 15 characters. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return false;
+	*p = 0;
+	p = strchr(buf, '(');
+	return p && !strcmp(p + 1, comm);
 }
 
 /* SIGCONT to the groups of an open record, past its first line. The
