@@ -10,6 +10,11 @@ load helpers
 # 2026-12-07), far more than run.sh's 300 s per test. Read when bats
 # sources this file, before each test's countdown starts.
 BATS_TEST_TIMEOUT=2400
+# 20 cycles on the host (mmap holds, about 35 s); in the guest (VM_ROOT is set
+# there), where write() holds load, 4 by default so that CI stays within its
+# hour; the full 20 there: lab/vmtest.sh env SPT_KILL_CYCLES=20
+# SPT_SUITES=tests/enforce-safety.bats tests/run.sh build (1270 s, docs/lab).
+KILL_CYCLES=${SPT_KILL_CYCLES:-$([ -n "${VM_ROOT:-}" ] && echo 4 || echo 20)}
 
 setup() { spt_setup; }
 teardown() {
@@ -94,12 +99,12 @@ running() {
 	assert_detached
 }
 
-@test "kill -9 of the tool while it holds, 20 times under CPU and I/O load: no writer stays stopped" {
+@test "kill -9 of the tool while it holds, 20 times (guest: 4) under CPU and I/O load: no writer stays stopped" {
 	local held_at_kill=0 g tool
 	make_fs ext4
 	hogs
 	writer
-	for _ in $(seq 20); do
+	for _ in $(seq "$KILL_CYCLES"); do
 		start_tracer enforce --comm spt-held --max-delay 30 -q --dev "$LOOP"
 		tool=$TRACER_PID
 		g=$(guardian_of "$tool")
@@ -114,7 +119,7 @@ running() {
 		[ ! -e "/run/stablepage-trace/held.$tool" ]
 		assert_detached
 	done
-	echo "cycles killed while the writer was seen stopped: $held_at_kill of 20"
+	echo "cycles killed while the writer was seen stopped: $held_at_kill of $KILL_CYCLES"
 	kill -0 "$WAC_BG"
 }
 
