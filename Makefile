@@ -42,7 +42,7 @@ UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o rows.o parse.o json.o
 	options.o plan.o points.o resolve.o msg.o delta.o jsonread.o runfile.o html.o htmlreport.o \
 	htmltables.o report_tests.o)
 
-.PHONY: all clean deps demo test test-host unit install vmlinux bench bench-progs bench-switch vmtest
+.PHONY: all clean deps demo test test-host unit install uninstall deb vmlinux bench bench-progs bench-switch vmtest
 # The product: the tool, the workload generator, the list of the tool's
 # BPF programs (for the tests and benchmarks).
 all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/attach-points.txt
@@ -126,11 +126,14 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)scripts/demo.sh $(OUTPUT)
 
+# Debian's packaging tools for make deb.
+DEB_PACKAGES := debhelper lintian dpkg-dev
 # Prometheus (the server and promtool), node_exporter, curl and ss (iproute2) for the metrics and
 # fleet tests (their daemons are never started by the packages); mkfs.vfat for the guest's vfat
 # tests; chromium (headless) renders the report page in tests/report.bats; stress-ng for the
-# enforce safety tests' CPU and I/O hogs.
-TEST_PACKAGES := prometheus prometheus-node-exporter curl iproute2 dosfstools chromium stress-ng
+# enforce safety tests' CPU and I/O hogs; the packaging tools for tests/package.bats.
+TEST_PACKAGES := prometheus prometheus-node-exporter curl iproute2 dosfstools chromium stress-ng \
+	$(DEB_PACKAGES)
 
 # Every test: the host kernel's suite, then the same suite in the QEMU guest.
 test:
@@ -167,8 +170,56 @@ bench-switch:
 	$(Q)$(MAKE) --no-print-directory all bench-tools
 	$(Q)bench/bench-switch.sh $(OUTPUT)
 
-install: all
-	install -D -m 0755 $(OUTPUT)/stablepage-trace $(DESTDIR)$(PREFIX)/sbin/stablepage-trace
+# The tool and what a system needs around it: the man page, bash completion,
+# the exporter's systemd unit and its /etc/default file (never overwritten:
+# it is the administrator's), the alert rules and dashboard when present.
+# Builds the tool only. Debian's paths: make install PREFIX=/usr
+# systemdunitdir=/lib/systemd/system (debian/rules).
+sbindir ?= $(PREFIX)/sbin
+datadir ?= $(PREFIX)/share
+mandir ?= $(datadir)/man
+sysconfdir ?= /etc
+bashcompdir ?= $(datadir)/bash-completion/completions
+systemdunitdir ?= $(PREFIX)/lib/systemd/system
+pkgdatadir := $(datadir)/stablepage-trace
+DEPLOY_DATA := $(wildcard deploy/prometheus/* deploy/grafana/*)
+
+install: $(OUTPUT)/stablepage-trace
+	install -D -m 0755 $(OUTPUT)/stablepage-trace $(DESTDIR)$(sbindir)/stablepage-trace
+	install -D -m 0644 man/stablepage-trace.8 $(DESTDIR)$(mandir)/man8/stablepage-trace.8
+	install -D -m 0644 completion/stablepage-trace $(DESTDIR)$(bashcompdir)/stablepage-trace
+	install -d $(DESTDIR)$(systemdunitdir)
+	sed 's|/usr/sbin/stablepage-trace|$(sbindir)/stablepage-trace|' \
+		deploy/systemd/stablepage-trace.service > $(DESTDIR)$(systemdunitdir)/stablepage-trace.service
+	chmod 0644 $(DESTDIR)$(systemdunitdir)/stablepage-trace.service
+	test -e $(DESTDIR)$(sysconfdir)/default/stablepage-trace || \
+		install -D -m 0644 deploy/default/stablepage-trace $(DESTDIR)$(sysconfdir)/default/stablepage-trace
+	for f in $(DEPLOY_DATA); do install -D -m 0644 $$f $(DESTDIR)$(pkgdatadir)/$${f#deploy/}; done
+
+# Removes what install put there; /etc/default/stablepage-trace only when
+# unchanged.
+uninstall:
+	rm -f $(DESTDIR)$(sbindir)/stablepage-trace $(DESTDIR)$(mandir)/man8/stablepage-trace.8 \
+		$(DESTDIR)$(bashcompdir)/stablepage-trace $(DESTDIR)$(systemdunitdir)/stablepage-trace.service
+	rm -rf $(DESTDIR)$(pkgdatadir)
+	if cmp -s deploy/default/stablepage-trace $(DESTDIR)$(sysconfdir)/default/stablepage-trace; then \
+		rm -f $(DESTDIR)$(sysconfdir)/default/stablepage-trace; \
+	elif [ -e $(DESTDIR)$(sysconfdir)/default/stablepage-trace ]; then \
+		echo "uninstall: $(DESTDIR)$(sysconfdir)/default/stablepage-trace was edited: kept"; \
+	fi
+
+# A Debian package built by Debian's tools (debian/) from a copy of the tree
+# in $(OUTPUT)/deb/, so the tree itself stays clean; then lintian. The .deb
+# lands in $(OUTPUT)/deb/.
+# Rebuilt only when a file of the tree changed (the tests run make deb once).
+DEB_FILE := $(OUTPUT)/deb/stablepage-trace_$(VERSION)_amd64.deb
+DEB_INPUTS := $(wildcard $(shell git ls-files -co --exclude-standard 2>/dev/null))
+deb:
+	$(Q)scripts/install-deps.sh $(DEB_PACKAGES)
+	$(Q)$(MAKE) --no-print-directory $(DEB_FILE)
+
+$(DEB_FILE): $(DEB_INPUTS)
+	$(Q)scripts/build-deb.sh $(OUTPUT)/deb
 
 clean:
 	$(Q)rm -rf $(OUTPUT)

@@ -25,7 +25,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "install-deps: installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >/dev/null
+# Another apt run (a parallel make target) holds dpkg's lock: wait for it.
+lock="-o DPkg::Lock::Timeout=600"
+# shellcheck disable=SC2086
+apt-get $lock update -q >/dev/null
 # Packages with daemons (prometheus, the node exporter) must not start them:
 # the tests run their own node_exporter on 127.0.0.1. policy-rc.d is
 # Debian's switch for that; ours is removed afterwards.
@@ -37,4 +40,4 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	trap 'rm -f "$policy"' EXIT
 fi
 # shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing >/dev/null
+apt-get $lock install -y -q --no-install-recommends $missing >/dev/null
