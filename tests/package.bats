@@ -26,9 +26,11 @@ long_options() {
 	grep -oE -- '--[a-z][a-z0-9-]+' | sort -u
 }
 
-# subcommands: those the main --help's usage lines name.
+# subcommands: those the main --help's usage lines name (the completion's
+# parser, which must find them too).
 subcommands() {
-	"$SPT" --help | sed -n 's/^[A-Za-z:]* *stablepage-trace \([a-z][a-z-]*\).*/\1/p' | sort -u
+	bash -c 'source "$1"; _stablepage_trace_subcommands "$2"' sh \
+		"$ROOT/completion/stablepage-trace" "$SPT"
 }
 
 @test "man page: every subcommand and every long option of each --help is described; groff is silent" {
