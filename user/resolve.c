@@ -146,6 +146,25 @@ int resolve_disk(uint32_t kdev, struct spt_disk *d)
 	return 0;
 }
 
+/* /sys/class/block/NAME/dev holds "MAJ:MIN\n". */
+static bool sysfs_block_dev(const char *name, uint32_t *kdev)
+{
+	char path[PATH_MAX], line[32];
+	bool ok;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", name);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	if (!ok)
+		return false;
+	line[strcspn(line, "\n")] = '\0';
+	return parse_majmin(line, kdev);
+}
+
 bool resolve_dev_arg(const char *arg, uint32_t *kdev)
 {
 	char path[PATH_MAX];
@@ -162,10 +181,13 @@ bool resolve_dev_arg(const char *arg, uint32_t *kdev)
 		snprintf(path, sizeof(path), "%s", arg);
 	else
 		snprintf(path, sizeof(path), "/dev/%s", arg);
-	if (stat(path, &st) || !S_ISBLK(st.st_mode))
-		return false;
-	*kdev = spt_kdev(major(st.st_rdev), minor(st.st_rdev));
-	return true;
+	if (!stat(path, &st) && S_ISBLK(st.st_mode)) {
+		*kdev = spt_kdev(major(st.st_rdev), minor(st.st_rdev));
+		return true;
+	}
+	/* A NAME without its /dev node (a service with PrivateDevices=yes):
+	 * the kernel's name in sysfs says its MAJ:MIN. */
+	return arg[0] != '/' && !strchr(arg, '/') && sysfs_block_dev(arg, kdev);
 }
 
 /* Small direct-mapped caches: names are looked up for every printed event. */
