@@ -172,6 +172,37 @@ static __always_inline void count_violation(struct spt_totals *t, const struct v
 	}
 }
 
+/*
+ * A violation whose write failed, counted on its writer row (dev, tgid,
+ * ino) as the violation was; at completion the writer is not the current
+ * task, so a row that is missing (the table was full at the violation) is
+ * counted on its device's and process's rows only if they exist.
+ */
+static __always_inline void count_failed_write(__u32 dev, __u32 tgid, __u64 ino)
+{
+	struct spt_writer_key key = { .dev = dev, .tgid = tgid, .ino = ino };
+	struct spt_writer_stats *w = bpf_map_lookup_elem(&writer_stats, &key);
+	struct spt_totals *t = get_totals();
+	struct spt_dev_stats *ds;
+	struct spt_proc_stats *ps;
+
+	if (!t)
+		return;
+	t->failed_after_violation++;
+	if (w) {
+		__sync_fetch_and_add(&w->failed_after_violation, 1);
+		return;
+	}
+	ds = bpf_map_lookup_elem(&dev_stats, &dev);
+	ps = bpf_map_lookup_elem(&proc_stats, &tgid);
+	if (ds)
+		__sync_fetch_and_add(&ds->failed_after_violation, 1);
+	if (ps)
+		__sync_fetch_and_add(&ps->failed_after_violation, 1);
+	if (!ds || !ps)
+		t->agg_dropped++;
+}
+
 static __always_inline void stream_violation(struct spt_totals *t, const struct violation *v,
 					     struct folio_file *ff, struct folio *folio)
 {

@@ -238,6 +238,19 @@ static __always_inline bool rq_is_write(struct request *rq)
 }
 
 /*
+ * block_rq_complete's status. blk_update_request() passed it as an errno
+ * (blk_status_to_errno(), an int, negative on error) until the tracepoint
+ * took the blk_status_t itself (a u8, positive on error) in the 5.16-6.1
+ * range; both are 0 on success. The raw tracepoint widens either to the
+ * u64 argument slot (sign- or zero-extended), so its low 32 bits are
+ * non-zero exactly on error, whichever the kernel passed.
+ */
+static __always_inline __u32 rq_complete_error(__u64 arg)
+{
+	return (__u32)arg;
+}
+
+/*
  * page_mkwrite's result. A vm_fault_t handler succeeded when none of the
  * failure bits is set: the fault goes on to make the page writable, no
  * error, no retry. The bits are enum vm_fault_reason since "mm: create the

@@ -26,7 +26,8 @@ struct inflight_violation {
 	__u32 dev;
 	__u32 kind;
 	__u32 epoch;
-	__u32 pad;
+	__u32 failed;  /* fentry mode: its write request completed with an error */
+	__u64 ino;     /* the file, for its writer row (count_failed_write) */
 };
 
 #define INFLIGHT_SLOTS_LOG2 16
@@ -89,7 +90,7 @@ static __always_inline struct inflight_violation *inflight_slot(__u64 folio)
  * violation untimed.
  */
 static __always_inline void track_violation(struct spt_totals *t, const struct violation *v,
-					    __u64 key, __u32 dev)
+					    __u64 key, __u32 dev, __u64 ino)
 {
 	struct inflight_violation *s = inflight_slot(key);
 	__u64 cur;
@@ -114,13 +115,18 @@ static __always_inline void track_violation(struct spt_totals *t, const struct v
 	s->dev = dev;
 	s->kind = v->kind;
 	s->epoch = pause_epoch;
+	s->failed = 0;
+	s->ino = ino;
 	/* Publish: an atomic exchange orders the stores above before it. */
 	__sync_lock_test_and_set(&s->folio, key);
 }
 
-/* Take the folio's entry out of inflight_violations, if it is there. False
- * also for an entry from before a pause: it leaves, untimed. */
-static __always_inline bool take_violation(__u64 folio, struct inflight_violation *out)
+/* Take the folio's entry out of inflight_violations, if it is there; a
+ * failed write (@failed, or the entry marked so) is counted here, once per
+ * violation, as only one take finds the entry. False also for an entry from
+ * before a pause: it leaves, untimed (its failure still counts). */
+static __always_inline bool take_violation(__u64 folio, bool failed,
+					   struct inflight_violation *out)
 {
 	struct inflight_violation *s = inflight_slot(folio);
 	struct spt_totals *t;
@@ -131,6 +137,8 @@ static __always_inline bool take_violation(__u64 folio, struct inflight_violatio
 	*out = *s;
 	__sync_lock_test_and_set(&s->folio, 0);
 	__sync_fetch_and_add(&n_inflight_violations, -1);
+	if (failed || out->failed)
+		count_failed_write(out->dev, out->tgid, out->ino);
 	if (out->epoch == pause_epoch)
 		return true;
 	t = get_totals();
@@ -153,7 +161,7 @@ static __always_inline void record_violation(struct spt_totals *t, __u64 folio,
 	};
 
 	count_violation(t, &v, ff, mapping);
-	track_violation(t, &v, folio, ff->dev);
+	track_violation(t, &v, folio, ff->dev, ff->inode->i_ino);
 	if (stream_events)
 		stream_violation(t, &v, ff, (struct folio *)folio);
 }
@@ -185,7 +193,26 @@ static __always_inline struct stall_horizon *stall_horizon_of(__u32 tid)
 }
 
 /*
- * The folio's I/O ended (at *completed, read if 0). The histogram gets each
+ * fentry mode: the folio's write request completed with an error; its
+ * writeback ends later, at folio_end_writeback(), which has no status, and
+ * counts it there (take_violation). The slot is held (INFLIGHT_BUSY) while
+ * marked, so the mark cannot land on another folio's entry. That end
+ * follows the completions of every request carrying the folio, so it does
+ * not find the slot busy with this mark.
+ */
+static __always_inline void mark_violation_failed(__u64 folio)
+{
+	struct inflight_violation *s = inflight_slot(folio);
+
+	if (!s || s->folio != folio ||
+	    __sync_val_compare_and_swap(&s->folio, folio, INFLIGHT_BUSY) != folio)
+		return;
+	s->failed = 1;
+	__sync_lock_test_and_set(&s->folio, folio);
+}
+
+/*
+ * The folio's I/O ended (at *completed, read if 0), @failed: with an error. The histogram gets each
  * violation's own would-stall. The process is charged the union, per
  * thread, of [violation, end of its I/O]: a thread held on one folio is not
  * held again by another whose I/O overlaps, and summing would predict more
@@ -193,14 +220,14 @@ static __always_inline struct stall_horizon *stall_horizon_of(__u32 tid)
  * interval adds what it extends past the thread's last end; two CPUs
  * completing for one thread at once may count an overlap twice.
  */
-static __always_inline void end_violation(__u64 folio, __u64 *completed)
+static __always_inline void end_violation(__u64 folio, __u64 *completed, bool failed)
 {
 	struct inflight_violation done;
 	struct stall_horizon *horizon;
 	struct spt_proc_stats *ps;
 	__u64 from, now;
 
-	if (!take_violation(folio, &done))
+	if (!take_violation(folio, failed, &done))
 		return;
 	now = completion_time(completed);
 	from = done.ts_ns;

@@ -14,14 +14,16 @@
  *       again (a look at the two tasks' own wait entries).
  *   block:block_rq_complete          ends the would-stall time of violated
  *       folios carried by a completed write request (only while some are
- *       in flight), and times write requests for the writeback histogram
- *       where the tool shows histograms.
+ *       in flight), counts those whose request failed, and times write
+ *       requests for the writeback histogram where the tool shows
+ *       histograms.
  * fentry attach mode (where trampolines load) keeps the first tracepoint
  * and adds fentry/fexit programs: mmap violations are decided where the
  * page_mkwrite handlers return, waits timed from entry to return of
  * folio_wait_writeback(), and each folio's writeback from
  * __folio_start_writeback() to folio_end_writeback(), which also ends the
- * would-stalls. enforce (BPF) adds the hold points. Every attach point is
+ * would-stalls (block_rq_complete then only marks the violations of failed
+ * requests). enforce (BPF) adds the hold points. Every attach point is
  * listed once in stablepage.h (SPT_TRACEPOINTS, SPT_HOLD_POINTS,
  * SPT_FENTRY_FIXED_POINTS, SPT_MKWRITE_FUNCS).
  *
@@ -296,11 +298,13 @@ static __always_inline int handle_writeback_start(struct folio *folio)
 }
 
 /*
- * A block request completed. blk_update_request() fires the tracepoint
- * before it ends any bio, so the request's bios are intact, and the
- * folios' writeback ends right after.
+ * A block request completed, its next @nr_bytes at least, with status
+ * @error (0: success). blk_update_request() fires the tracepoint before it
+ * ends any bio, so the request's bios are intact, and the folios'
+ * writeback ends right after. fentry mode walks only failed requests, to
+ * mark their violations (folio_end_writeback() has no status).
  */
-static __always_inline int handle_rq_complete(struct request *rq)
+static __always_inline int handle_rq_complete(struct request *rq, __u32 error, __u32 nr_bytes)
 {
 	__u64 now = 0;
 
@@ -316,7 +320,9 @@ static __always_inline int handle_rq_complete(struct request *rq)
 			hist_add(dev, SPT_HIST_WRITEBACK, 0, now - start);
 	}
 	if (walk_requests && (n_inflight_violations || n_held_folios))
-		walk_request(rq, &now);
+		walk_request(rq, &now, nr_bytes, error, false);
+	else if (!walk_requests && error && n_inflight_violations)
+		walk_request(rq, &now, nr_bytes, true, true);
 	return 0;
 }
 
@@ -357,10 +363,13 @@ int BPF_PROG(tp_signal_generate, int sig, struct kernel_siginfo *info, struct ta
 	return announce_hold(sig, task);
 }
 
+/* The status is read as a number: an errno int before "block: pass a
+ * blk_status_t to the block_rq_complete tracepoint" (5.16 era), a
+ * blk_status_t since; 0 is success in both (core_fixes.bpf.h). */
 SEC("tp_btf/block_rq_complete")
-int BPF_PROG(tp_block_rq_complete, struct request *rq)
+int BPF_PROG(tp_block_rq_complete, struct request *rq, __u64 error, __u64 nr_bytes)
 {
-	return handle_rq_complete(rq);
+	return handle_rq_complete(rq, rq_complete_error(error), nr_bytes);
 }
 
 /*
@@ -401,7 +410,7 @@ int BPF_PROG(fentry_folio_end_writeback, struct folio *folio)
 		bpf_map_delete_elem(&wb_heads, &hk);
 	}
 	if (n_inflight_violations)
-		end_violation(btf_ptr_addr(folio), &now);
+		end_violation(btf_ptr_addr(folio), &now, false);
 	release_holders(key, &now);
 	return 0;
 }

@@ -93,6 +93,11 @@ struct spt_totals {
 	 * recorded the group for `enforce --restore` (holds.bpf.h). */
 	__u64 holds_refused_stale;
 	__u64 holds_unrecorded;
+	/* Violations whose folio's write request completed with an error
+	 * (block_rq_complete's status): the data the writer saw accepted
+	 * was not written, e.g. an integrity device refusing a page that
+	 * changed in flight. Once per violation. */
+	__u64 failed_after_violation;
 };
 
 /* enforce (BPF): what is done to a writer in scope that would violate. */
@@ -156,6 +161,7 @@ struct spt_dev_stats {
 	__u64 violations[SPT_KIND_MAX];
 	__u64 waits[SPT_KIND_MAX];
 	__u64 stable_dirtied;
+	__u64 failed_after_violation; /* only those no writer row held */
 	__u32 bdev;
 	__u32 stable;   /* last seen stable-writes state of a mapping on this sb */
 	char fstype[SPT_FSTYPE_LEN];
@@ -167,6 +173,7 @@ struct spt_proc_stats {
 	__u64 waits[SPT_KIND_MAX];
 	__u64 would_stall_ns; /* per thread, the union of its timed would-stalls; summed */
 	__u64 stable_wait_ns; /* time its writers slept in stable waits, summed over threads */
+	__u64 failed_after_violation; /* only those no writer row held */
 	char comm[SPT_COMM_LEN];
 };
 
@@ -188,6 +195,7 @@ struct spt_writer_stats {
 	__u64 last_ns;    /* the latest violation (bpf_ktime_get_ns) */
 	__u32 generation; /* inode i_generation */
 	__u32 pad;
+	__u64 failed_after_violation; /* of these violations, whose write failed */
 };
 
 /*

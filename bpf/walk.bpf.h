@@ -11,6 +11,19 @@
  * be consumed (bi_iter.bi_size can be 0 at block_rq_complete: seen on loop
  * devices). A clone (a split, dm) shares its parent's table and has
  * bi_vcnt 0: only its iterator says which part is its own.
+ *
+ * A request can complete in parts (several block_rq_complete calls, each
+ * for the next nr_bytes: SCSI ends the good bytes before a failed rest).
+ * A bio ends (and its folios' writeback with it) in the call that
+ * completes its last byte, with that call's status: a partial call walks
+ * only the bios it completes whole, from the request's first one not yet
+ * ended, by their iterators' remaining sizes (blk_update_request() fires
+ * the tracepoint before it advances them). A request completing whole (the
+ * common case) is walked whole, iterators unread.
+ *
+ * A request that completed with an error marks its folios' violations as
+ * failed (in tracepoint mode as it ends them; in fentry mode without
+ * ending them: folio_end_writeback() ends them after).
  */
 #ifndef SPT_WALK_BPF_H
 #define SPT_WALK_BPF_H
@@ -36,8 +49,11 @@ struct walk_state {
 	__u64 vec_page;        /* current bio_vec's first page */
 	__u32 page_idx, page_end; /* pages of the current bio_vec still to visit */
 	__u64 last_folio;
+	__u64 budget;          /* bytes this completion ends, ~0: all */
 	__u32 busy;            /* a walk is running on this CPU */
-	__u32 pad;
+	__u8 failed;           /* the request completed with an error */
+	__u8 mark_only;        /* fentry mode: mark failures, end nothing */
+	__u16 pad;
 };
 
 struct {
@@ -51,10 +67,15 @@ struct walk_ctx {
 	struct walk_state *s;
 };
 
-/* A folio of a completed write request: its writeback ends now. */
-static __always_inline void folio_io_ended(__u64 folio, __u64 *now)
+/* A folio of a completed write request: its writeback ends now (or, with
+ * @mark_only, at folio_end_writeback(), and the request failed). */
+static __always_inline void folio_io_ended(__u64 folio, __u64 *now, bool failed, bool mark_only)
 {
-	end_violation(folio, now);
+	if (mark_only) {
+		mark_violation_failed(folio);
+		return;
+	}
+	end_violation(folio, now, failed);
 	release_holders(folio, now);
 }
 
@@ -65,6 +86,14 @@ static __always_inline long walk_next_bio(struct walk_state *c)
 
 	if (!bio)
 		return 1;
+	if (~c->budget) {
+		__u32 size = BPF_CORE_READ(bio, bi_iter.bi_size);
+
+		/* Not completed by this call: it ends in a later one. */
+		if (size > c->budget)
+			return 1;
+		c->budget -= size;
+	}
 	c->vecs = (__u64)BPF_CORE_READ(bio, bi_io_vec);
 	c->vecs_left = BPF_CORE_READ(bio, bi_vcnt);
 	if (c->vecs_left) {
@@ -87,7 +116,7 @@ static __always_inline void walk_next_page(struct walk_state *c)
 		c->have_vec = 0;
 	if (folio != c->last_folio) {
 		c->last_folio = folio;
-		folio_io_ended(folio, &c->now);
+		folio_io_ended(folio, &c->now, c->failed, c->mark_only);
 	}
 }
 
@@ -151,16 +180,25 @@ static __always_inline __u64 single_page_folio(struct request *rq)
 	return folio_of_page(btf_ptr_addr(page), btf_ptr_addr((void *)page->compound_head));
 }
 
-/* End the writeback of the request's folios (at *now, read if 0). */
-static __always_inline void walk_request(struct request *rq, __u64 *now)
+/*
+ * End the writeback of the folios in the request's next @nr_bytes (at
+ * *now, read if 0); @failed: it completed with an error. With @mark_only,
+ * only mark their violations failed.
+ */
+static __always_inline void walk_request(struct request *rq, __u64 *now, __u32 nr_bytes,
+					 bool failed, bool mark_only)
 {
+	bool whole = nr_bytes >= rq->__data_len;
 	__u64 folio = single_page_folio(rq);
 	__u32 zero = 0;
 	struct walk_state *ws;
 	struct walk_ctx c;
 
 	if (folio) {
-		folio_io_ended(folio, now);
+		/* Its one bio ends only in the call that completes it. */
+		if (!whole && nr_bytes < rq->bio->bi_iter.bi_size)
+			return;
+		folio_io_ended(folio, now, failed, mark_only);
 		return;
 	}
 	ws = bpf_map_lookup_elem(&walk_states, &zero);
@@ -174,6 +212,9 @@ static __always_inline void walk_request(struct request *rq, __u64 *now)
 	ws->busy = 1;
 	ws->now = *now;
 	ws->bio = (__u64)rq->bio;
+	ws->failed = failed;
+	ws->mark_only = mark_only;
+	ws->budget = whole ? ~0ULL : nr_bytes;
 	bpf_loop(WALK_MAX_STEPS, walk_step, &c, 0);
 	ws->busy = 0;
 }

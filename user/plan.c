@@ -131,9 +131,11 @@ static void plan_timing(const struct options *o, struct spt_plan *p)
 	r->time_requests = o->hist || o->json || o->prom_file;
 	/* Without fentry on folio_end_writeback (tracepoint mode) the
 	 * would-stall ends where the request walk finds the folio; with it,
-	 * the request program only times requests for the histograms. */
+	 * the request program times requests for the histograms and marks
+	 * the violations of failed requests (failed_after_violation), so it
+	 * loads in every mode. */
 	r->walk_requests = !p->load[FENTRY_PROG(SPT_FENTRY_END_WRITEBACK)];
-	p->load[SPT_PROG_tp_block_rq_complete] = r->walk_requests || r->time_requests;
+	p->load[SPT_PROG_tp_block_rq_complete] = true;
 	p->load[SPT_PROG_tp_sched_switch] = !p->wait_calls || p->holding;
 	/* Tracepoint mode times waits at sched_switch, paid on every context
 	 * switch: from the start only when asked to or when writers are

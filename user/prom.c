@@ -249,6 +249,13 @@ static void device_series(FILE *f, const struct spt_summary *s)
 		series(f, "stablepage_other_waits_total", "", s->devs[i].device, NULL);
 		fprintf(f, "} %llu\n", (unsigned long long)s->devs[i].s.waits[SPT_KIND_OTHER]);
 	}
+	header(f, "stablepage_failed_after_violation_total", "counter",
+	       "Violations whose folio's write request then completed with an error.");
+	for (size_t i = 0; i < s->ndevs; i++) {
+		series(f, "stablepage_failed_after_violation_total", "", s->devs[i].device, NULL);
+		label(f, false, "fstype", s->devs[i].s.fstype);
+		fprintf(f, "} %llu\n", (unsigned long long)s->devs[i].s.failed_after_violation);
+	}
 	header(f, "stablepage_stable_writes", "gauge",
 	       "1 where the kernel waits for writeback before letting the filesystem's folios change.");
 	for (size_t i = 0; i < s->ndevs; i++) {

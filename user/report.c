@@ -143,6 +143,8 @@ static void print_totals_text(FILE *f, const struct spt_summary *s)
 	fprintf(f, "Dirtied under writeback where the kernel then waits (stable writes): %llu\n",
 		(unsigned long long)t->stable_dirtied);
 	fprintf(f, "Events lost (counted, not streamed): %llu\n", (unsigned long long)t->events_lost);
+	fprintf(f, "Violations whose write then failed (device error after write() succeeded): %llu\n",
+		(unsigned long long)t->failed_after_violation);
 	if (t->agg_dropped)
 		fprintf(f, "Per-process/file table full, rows dropped (totals exact): %llu\n",
 			(unsigned long long)t->agg_dropped);
@@ -299,6 +301,7 @@ static void json_totals(FILE *f, const struct spt_summary *s)
 		(unsigned long long)s->waits_pending);
 	fprintf(f, ",\"mkwrite_io_ended\":%llu,\"writeback_untimed\":%llu",
 		(unsigned long long)t->mkwrite_io_ended, (unsigned long long)t->writeback_untimed);
+	fprintf(f, ",\"failed_after_violation\":%llu", (unsigned long long)t->failed_after_violation);
 }
 
 /* Each json_* array printer writes ",\"NAME\":[...]", its leading comma
@@ -317,9 +320,11 @@ static void json_devices(FILE *f, const struct spt_summary *s)
 		json_string(f, d->s.fstype);
 		fprintf(f, ",\"stable_writes\":%s,\"violations\":", d->s.stable ? "true" : "false");
 		json_kinds(f, d->s.violations);
-		fprintf(f, ",\"stable_waits\":%llu,\"other_waits\":%llu,\"stable_dirtied\":%llu}",
+		fprintf(f, ",\"stable_waits\":%llu,\"other_waits\":%llu,\"stable_dirtied\":%llu,"
+			   "\"failed_after_violation\":%llu}",
 			(unsigned long long)stable_waits(d->s.waits),
-			(unsigned long long)d->s.waits[2], (unsigned long long)d->s.stable_dirtied);
+			(unsigned long long)d->s.waits[2], (unsigned long long)d->s.stable_dirtied,
+			(unsigned long long)d->s.failed_after_violation);
 	}
 	fputc(']', f);
 }
@@ -335,11 +340,12 @@ static void json_top_processes(FILE *f, const struct spt_summary *s, size_t top)
 		fputs(",\"violations\":", f);
 		json_kinds(f, p->s.violations);
 		fprintf(f, ",\"total\":%llu,\"stable_waits\":%llu,\"would_stall_ns\":%llu,"
-			   "\"stable_wait_ns\":%llu}",
+			   "\"stable_wait_ns\":%llu,\"failed_after_violation\":%llu}",
 			(unsigned long long)kinds_total(p->s.violations),
 			(unsigned long long)stable_waits(p->s.waits),
 			(unsigned long long)p->s.would_stall_ns,
-			(unsigned long long)p->s.stable_wait_ns);
+			(unsigned long long)p->s.stable_wait_ns,
+			(unsigned long long)p->s.failed_after_violation);
 	}
 	fputc(']', f);
 }
@@ -373,8 +379,9 @@ static void json_top_files(FILE *f, const struct spt_summary *s, size_t top)
 		json_string(f, r->path);
 		fputs(",\"violations\":", f);
 		json_kinds(f, r->s.violations);
-		fprintf(f, ",\"total\":%llu,\"last_pid\":%u}",
-			(unsigned long long)kinds_total(r->s.violations), r->s.last_pid);
+		fprintf(f, ",\"total\":%llu,\"last_pid\":%u,\"failed_after_violation\":%llu}",
+			(unsigned long long)kinds_total(r->s.violations), r->s.last_pid,
+			(unsigned long long)r->s.failed_after_violation);
 	}
 	fputc(']', f);
 }

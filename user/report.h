@@ -39,6 +39,7 @@ struct spt_file_key {
 
 struct spt_file_stats {
 	__u64 violations[SPT_KIND_MAX];
+	__u64 failed_after_violation;
 	__u32 generation;
 	__u32 last_pid; /* the process of the latest violation */
 };

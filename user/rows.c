@@ -54,6 +54,7 @@ void totals_sum(struct spt_totals *sum, const struct spt_totals *percpu, int ncp
 		sum->wait_untimed += t->wait_untimed;
 		sum->mkwrite_io_ended += t->mkwrite_io_ended;
 		sum->writeback_untimed += t->writeback_untimed;
+		sum->failed_after_violation += t->failed_after_violation;
 	}
 }
 
@@ -157,6 +158,7 @@ static int fold_files(struct spt_summary *s, struct writer_row *rows, size_t n)
 			last_ns = 0;
 		}
 		add_kinds(f->s.violations, w->s.violations);
+		f->s.failed_after_violation += w->s.failed_after_violation;
 		if (w->s.last_ns >= last_ns) {
 			last_ns = w->s.last_ns;
 			f->s.last_pid = w->key.tgid;
@@ -269,6 +271,8 @@ int fold_writers(struct spt_summary *s, struct writer_row *rows, size_t n)
 			return -ENOMEM;
 		add_kinds(d->s.violations, rows[i].s.violations);
 		add_kinds(p->s.violations, rows[i].s.violations);
+		d->s.failed_after_violation += rows[i].s.failed_after_violation;
+		p->s.failed_after_violation += rows[i].s.failed_after_violation;
 	}
 	return 0;
 }

@@ -179,7 +179,10 @@ static void test_totals_and_sort(void)
 	percpu[1].waits[SPT_KIND_WRITE] = 2;
 	percpu[0].waits[SPT_KIND_OTHER] = 5;
 	percpu[1].events_lost = 1;
+	percpu[0].failed_after_violation = 2;
+	percpu[1].failed_after_violation = 3;
 	totals_sum(&sum, percpu, 2);
+	CHECK(sum.failed_after_violation == 5);
 	CHECK(sum.violations[SPT_KIND_MMAP] == 7);
 	CHECK(stable_waits(sum.waits) == 2);
 	CHECK(sum.waits[SPT_KIND_OTHER] == 5);
@@ -204,9 +207,9 @@ static void test_fold_writers(void)
 {
 	struct writer_row rows[4] = {
 		{ .key = { .dev = 1, .tgid = 10, .ino = 5 }, .s = { .violations = { 1, 2, 0 }, .last_ns = 300, .generation = 7 } },
-		{ .key = { .dev = 1, .tgid = 20, .ino = 5 }, .s = { .violations = { 0, 4, 0 }, .last_ns = 900, .generation = 7 } },
+		{ .key = { .dev = 1, .tgid = 20, .ino = 5 }, .s = { .violations = { 0, 4, 0 }, .last_ns = 900, .generation = 7, .failed_after_violation = 2 } },
 		{ .key = { .dev = 1, .tgid = 10, .ino = 6 }, .s = { .violations = { 0, 0, 3 }, .last_ns = 100 } },
-		{ .key = { .dev = 2, .tgid = 30, .ino = 5 }, .s = { .violations = { 1, 0, 0 }, .last_ns = 50 } },
+		{ .key = { .dev = 2, .tgid = 30, .ino = 5 }, .s = { .violations = { 1, 0, 0 }, .last_ns = 50, .failed_after_violation = 1 } },
 	};
 	struct spt_summary s = {};
 	struct proc_row *p10 = NULL, *p20 = NULL, *p30 = NULL;
@@ -214,6 +217,7 @@ static void test_fold_writers(void)
 
 	s.devs = calloc(1, sizeof(*s.devs));
 	s.devs[0].dev = 1, s.devs[0].s.violations[SPT_KIND_WRITE] = 5; /* overflowed */
+	s.devs[0].s.failed_after_violation = 4;
 	s.ndevs = 1;
 	s.procs = calloc(2, sizeof(*s.procs));
 	s.procs[0].pid = 20, strcpy(s.procs[0].s.comm, "b");
@@ -228,6 +232,8 @@ static void test_fold_writers(void)
 	CHECK(s.files[0].s.last_pid == 20 && s.files[0].s.generation == 7);
 	CHECK(s.files[1].key.ino == 6 && s.files[1].s.violations[2] == 3 && s.files[1].s.last_pid == 10);
 	CHECK(s.files[2].key.dev == 2 && s.files[2].s.last_pid == 30);
+	CHECK(s.files[0].s.failed_after_violation == 2 && !s.files[1].s.failed_after_violation &&
+	      s.files[2].s.failed_after_violation == 1);
 
 	CHECK(s.ndevs == 2 && s.nprocs == 3);
 	for (size_t i = 0; i < s.ndevs; i++)
@@ -240,6 +246,10 @@ static void test_fold_writers(void)
 	CHECK(kinds_total(p10->s.violations) == 6 && !strcmp(p10->s.comm, "a"));
 	CHECK(p20->s.violations[1] == 4 && !strcmp(p20->s.comm, "b"));
 	CHECK(p30->s.violations[0] == 1 && !p30->s.comm[0]);
+	/* Failed writes fold as violations do, onto what the kernel counted. */
+	CHECK(d1->s.failed_after_violation == 6 && d2->s.failed_after_violation == 1);
+	CHECK(p20->s.failed_after_violation == 2 && p30->s.failed_after_violation == 1 &&
+	      !p10->s.failed_after_violation);
 	free(s.devs);
 	free(s.procs);
 	free(s.files);
@@ -308,6 +318,7 @@ static void summary_with_rows(struct spt_summary *s, struct dev_row devs[2],
 	s->totals.agg_dropped = 6;
 	s->totals.mkwrite_io_ended = 7;
 	s->totals.writeback_untimed = 8;
+	s->totals.failed_after_violation = 9;
 	devs[0].dev = 7 << 20 | 3;
 	strcpy(devs[0].s.devname, "loop3");
 	strcpy(devs[0].s.fstype, "ext4");
@@ -316,6 +327,7 @@ static void summary_with_rows(struct spt_summary *s, struct dev_row devs[2],
 	devs[0].s.waits[SPT_KIND_WRITE] = 2;
 	devs[0].s.waits[SPT_KIND_OTHER] = 1;
 	devs[0].s.stable_dirtied = 5;
+	devs[0].s.failed_after_violation = 9;
 	devs[1].dev = 8 << 20 | 16;
 	strcpy(devs[1].s.devname, "sdb");
 	strcpy(devs[1].s.fstype, "xfs");
@@ -364,6 +376,8 @@ static void test_summary_text_tables(void)
 	CHECK(strstr(out, "\nTraced 3.0 s. Violations: 4 (mmap 4, write 0, other 0, metadata 0)\n"
 			  "Stable waits: 2 (writers slept until writeback ended); other writeback waits: 1\n") != NULL);
 	CHECK(strstr(out, "\nPer-process/file table full, rows dropped (totals exact): 6\n") != NULL);
+	CHECK(strstr(out, "\nViolations whose write then failed (device error after write() "
+			  "succeeded): 9\n") != NULL);
 	CHECK(strstr(out, "\nWould-stall timed: 1, untimed: 0, I/O still in flight: 0; "
 			  "waits timed: 0, untimed: 0, still waiting: 0\n") != NULL);
 	CHECK(strstr(out, "page_mkwrite") == NULL); /* attach mode unknown */
@@ -416,16 +430,18 @@ static void test_summary_json_rows(void)
 			  "\"stable_dirtied\":0,\"events_lost\":0,\"rows_dropped\":6,"
 			  "\"would_stall_untimed\":0,\"would_stall_pending\":0,\"wait_untimed\":0,"
 			  "\"waits_pending\":0,\"mkwrite_io_ended\":7,\"writeback_untimed\":8,"
+			  "\"failed_after_violation\":9,"
 			  "\"devices\":[{\"dev\":\"7:3\",\"devname\":\"loop3\",\"fstype\":\"ext4\","
 			  "\"stable_writes\":true,\"violations\":{\"mmap\":4,\"write\":0,\"other\":0,\"metadata\":0},"
-			  "\"stable_waits\":2,\"other_waits\":1,\"stable_dirtied\":5},"
+			  "\"stable_waits\":2,\"other_waits\":1,\"stable_dirtied\":5,"
+			  "\"failed_after_violation\":9},"
 			  "{\"dev\":\"8:16\",\"devname\":\"sdb\",\"fstype\":\"xfs\",\"stable_writes\":false,") != NULL);
 	CHECK(strstr(out, "],\"top_processes\":[{\"pid\":100,\"comm\":\"p0\",\"violations\":"
 			  "{\"mmap\":3,\"write\":0,\"other\":0,\"metadata\":0},\"total\":3,\"stable_waits\":2,"
-			  "\"would_stall_ns\":0,\"stable_wait_ns\":0}],\"top_cgroups\":[],"
+			  "\"would_stall_ns\":0,\"stable_wait_ns\":0,\"failed_after_violation\":0}],\"top_cgroups\":[],"
 			  "\"cgroups_total\":0,\"cgroups_unattributed\":4,\"top_files\":[{\"dev\":\"7:3\","
 			  "\"ino\":12,\"path\":\"/mnt/a\",\"violations\":{\"mmap\":3,\"write\":0,\"other\":0,\"metadata\":0},"
-			  "\"total\":3,\"last_pid\":100}],\"histograms\":[{\"name\":\"writeback\","
+			  "\"total\":3,\"last_pid\":100,\"failed_after_violation\":0}],\"histograms\":[{\"name\":\"writeback\","
 			  "\"dev\":\"7:3\",\"device\":\"loop3\",\"kind\":\"\",\"count\":2,\"sum_ns\":5000,"
 			  "\"usecs_log2\":[0,2,0,") != NULL);
 	CHECK(strstr(out, ",0]},{\"name\":\"would-stall\",\"dev\":\"7:3\",\"device\":\"loop3\","
@@ -575,8 +591,10 @@ static void test_prom_format(void)
 	/* The other per-device families and the run's counters; every kind has a
 	 * violations series; the families in docs/metrics.md's order. */
 	dev.s.stable = 1;
+	dev.s.failed_after_violation = 12;
 	s.totals.events_lost = 11;
 	out = capture(prom_of, &s);
+	CHECK(sample(out, "stablepage_failed_after_violation_total{device=\"loop0\",fstype=\"ext4\"}") == 12);
 	CHECK(sample(out, "stablepage_violations_total{device=\"loop0\",fstype=\"ext4\",kind=\"other\"}") == 0);
 	CHECK(sample(out, "stablepage_stable_writes{device=\"loop0\",fstype=\"ext4\"}") == 1);
 	CHECK(sample(out, "stablepage_events_lost_total") == 11);
@@ -587,6 +605,7 @@ static void test_prom_format(void)
 			"# TYPE stablepage_violations_total counter\n",
 			"# TYPE stablepage_stable_waits_total counter\n",
 			"# TYPE stablepage_other_waits_total counter\n",
+			"# TYPE stablepage_failed_after_violation_total counter\n",
 			"# TYPE stablepage_stable_writes gauge\n",
 			"# TYPE stablepage_events_lost_total counter\n",
 			"# TYPE stablepage_paused_seconds_total counter\n",
@@ -888,8 +907,10 @@ static void test_plan_fentry(void)
 	      !FENTRY_LOADED(&p, fexit_btrfs_page_mkwrite));
 	CHECK(p.rodata.hook_mkwrite && p.rodata.time_wait_calls && p.wait_calls &&
 	      !p.rodata.walk_requests);
-	/* Waits timed by fexit, writeback ends by fentry: neither tracepoint needed. */
-	CHECK(!LOADED(&p, tp_sched_switch) && !LOADED(&p, tp_block_rq_complete));
+	/* Waits timed by fexit, writeback ends by fentry: no sched_switch;
+	 * block_rq_complete still marks the violations of failed requests. */
+	CHECK(!LOADED(&p, tp_sched_switch) && LOADED(&p, tp_block_rq_complete) &&
+	      !p.rodata.time_requests);
 	CHECK(!plan_for(&p, CMD_TRACE, "-q --hist", &f) && LOADED(&p, tp_block_rq_complete) &&
 	      p.rodata.time_requests && !p.rodata.walk_requests);
 	f = fentry_kernel("page_mkwrite");
