@@ -15,6 +15,29 @@
 #   does not (0). Each step is
 #   undone by run_cleanup, so a half-made one is undone as far as it got.
 #   FSTYPE ext4-nojournal: ext4 made without a journal (-O ^has_journal).
+# mkfs_on DEVICE FSTYPE, mount_on DEVICE DIR: scratch_fs's last steps, for
+#   devices made otherwise: mkfs; a mount on a new directory in DIR that sets
+#   MNT and DEV and is undone by run_cleanup.
+# full_backing_fs DIR FSTYPE [stable]: scratch_fs on a loop device whose
+#   image (sparse, 256M) lies in a 48M tmpfs that is then filled: writes to
+#   blocks mkfs did not touch fail (the loop device passes on the backing
+#   file's ENOSPC as an I/O error) after write() succeeded. A failing-write
+#   path on any kernel, without dm or scsi_debug.
+# dix_disk SIZE_MB: a scsi_debug disk with T10 protection information (DIF
+#   type 1, CRC guard) and DIX, made here (modprobe; in the lab guest from
+#   its kernel's modules, $VM_ROOT): the emulation checks every written
+#   sector's guard tag, computed when the write was prepared, against the
+#   data it receives, and fails the write ("GUARD check failed" in the
+#   kernel log) when the page changed in flight. Sets DIX_DISK (sdX). 1
+#   where scsi_debug cannot be loaded (this host) or is loaded already (not
+#   ours to remove). run_cleanup unloads it: each call gets a fresh disk (a
+#   disk that saw guard failures can fail a later mkfs with EIO).
+# dix_fs DIR SIZE_MB FSTYPE STABLE: FSTYPE on a new dix_disk, made with the
+#   disk's stable_writes at 1 (mkfs writes through the block device's own
+#   page cache, which could fail guard checks) and mounted after setting it
+#   to STABLE (0 or 1; a new mount takes it). Sets DIX_DISK, MNT, DEV.
+# guard_failures: the "GUARD check failed" lines in the kernel log since the
+#   last dix_disk.
 # wait_for_lines PID N REGEX FILE...: polls until N lines of the FILEs
 #   together match REGEX (grep -E), e.g. a tracer's Nth acknowledgement: 0;
 #   1 once PID has exited, 2 after $WAIT_TRIES polls (default 0: no
@@ -66,19 +89,74 @@ scratch_fs() {
 		echo "$want" > /sys/block/"$name"/queue/stable_writes
 		on_cleanup "echo $old > /sys/block/$name/queue/stable_writes"
 	fi
+	mkfs_on "$LOOP" "$fstype"
+	mount_on "$LOOP" "$dir" "$fstype"
+}
+
+mkfs_on() {
+	local dev=$1 fstype=$2
 	case $fstype in
-	ext4) mkfs.ext4 -q -F "$LOOP" ;;
-	ext4-nojournal) mkfs.ext4 -q -F -O ^has_journal "$LOOP" ;;
-	xfs) mkfs.xfs -q -f "$LOOP" ;;
-	btrfs) mkfs.btrfs -q -f "$LOOP" > /dev/null ;;
-	ext2 | ext3) mkfs -t "$fstype" -q -F "$LOOP" ;;
-	*) mkfs -t "$fstype" "$LOOP" > /dev/null ;;
+	ext4) mkfs.ext4 -q -F "$dev" ;;
+	ext4-nojournal) mkfs.ext4 -q -F -O ^has_journal "$dev" ;;
+	xfs) mkfs.xfs -q -f "$dev" ;;
+	btrfs) mkfs.btrfs -q -f "$dev" > /dev/null ;;
+	ext2 | ext3) mkfs -t "$fstype" -q -F "$dev" ;;
+	*) mkfs -t "$fstype" "$dev" > /dev/null ;;
 	esac
-	MNT=$(mktemp -d -p "$dir" "mnt-$fstype.XXXX")
-	mount "$LOOP" "$MNT"
+}
+
+# (a third argument names the directory after the filesystem)
+mount_on() {
+	MNT=$(mktemp -d -p "$2" "mnt-${3:-fs}.XXXX")
+	mount "$1" "$MNT" || return 1
 	on_cleanup "umount $MNT"
 	# shellcheck disable=SC2034 # for the caller
 	DEV=$(mountpoint -d "$MNT")
+}
+
+full_backing_fs() {
+	local dir=$1 fstype=$2 stable=${3:-} backing
+	backing=$(mktemp -d -p "$dir" backing.XXXX)
+	mount -t tmpfs -o size=48m tmpfs "$backing"
+	on_cleanup "umount $backing"
+	scratch_fs "$backing" 256M "$fstype" $stable || return 1
+	# ENOSPC ends it: the point
+	dd if=/dev/zero of="$backing/fill" bs=1M status=none 2> /dev/null || true
+}
+
+dix_disk() {
+	local size=$1 host
+	[ -d /sys/module/scsi_debug ] && return 1
+	if ! [ -d /sys/module/sd_mod ]; then
+		modprobe -q ${VM_ROOT:+-d "$VM_ROOT"} sd_mod 2> /dev/null || return 1
+		on_cleanup "rmmod sd_mod"
+	fi
+	modprobe -q ${VM_ROOT:+-d "$VM_ROOT"} scsi_debug dif=1 dix=1 guard=0 \
+		dev_size_mb="$size" 2> /dev/null || return 1
+	on_cleanup "rmmod scsi_debug"
+	DIX_DISK=
+	for _ in $(seq 100); do
+		for host in /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block/*; do
+			[ -e "$host" ] && [ -b "/dev/${host##*/}" ] && DIX_DISK=${host##*/}
+		done
+		[ -n "$DIX_DISK" ] && break
+		sleep 0.1
+	done
+	[ -n "$DIX_DISK" ] || return 1
+	echo "spt-lab: dix_disk $DIX_DISK" > /dev/kmsg
+}
+
+dix_fs() {
+	local dir=$1 size=$2 fstype=$3 stable=$4
+	dix_disk "$size" || return 1
+	echo 1 > "/sys/block/$DIX_DISK/queue/stable_writes"
+	mkfs_on "/dev/$DIX_DISK" "$fstype"
+	echo "$stable" > "/sys/block/$DIX_DISK/queue/stable_writes"
+	mount_on "/dev/$DIX_DISK" "$dir" "$fstype"
+}
+
+guard_failures() {
+	dmesg | awk '/spt-lab: dix_disk / { n = 0 } /GUARD check failed/ { n++ } END { print n + 0 }'
 }
 
 wait_for_lines() {

@@ -1,0 +1,115 @@
+#!/usr/bin/env bats
+# Violations whose write then failed (failed_after_violation), judged by
+# devices that reject the write after write() returned success: a loop
+# device whose backing filesystem is full (every kernel, this host too) and,
+# where scsi_debug loads (the lab guest), a disk with T10 DIF/DIX whose guard
+# check fails when a page changed in flight. The first cases of the
+# integrity lab (scripts/lib.bash: dix_disk, dix_fs, full_backing_fs).
+load helpers
+
+setup() { spt_setup; }
+teardown() { spt_teardown; }
+
+# trace_profile_a DISK [TRACER ARG...]: the write() profile on $MNT for 4 s
+# under the tracer (JSON summary, Prometheus file PROM); FSYNC_FAILED is
+# true when fsync() on the file then reported the failed writeback.
+trace_profile_a() {
+	local disk=$1
+	shift
+	PROM=$BATS_TEST_TMPDIR/stablepage.prom
+	start_tracer --json -q --dev "$disk" --prom-file "$PROM" "$@"
+	"$WAC" -p A -d 4 "$MNT/f"
+	FSYNC_FAILED=false
+	sync "$MNT/f" 2> /dev/null || FSYNC_FAILED=true
+	stop_tracer
+	assert_detached
+	summary -c '{attach_mode, violations_total, failed_after_violation, would_stall_untimed,
+		would_stall_pending}'
+}
+
+# metric NAME{LABELS}: the value of one sample line in PROM.
+metric() {
+	awk -v m="$1" 'index($0, m " ") == 1 { print $NF }' "$PROM"
+}
+
+# assert_failed_rows DISK: the total is > 0, at most the violations, and
+# the same on the device's row, wac's process row, the one file's row and
+# the Prometheus sample, which promtool accepts.
+assert_failed_rows() {
+	local n
+	n=$(summary .failed_after_violation)
+	[ "$n" -gt 0 ]
+	[ "$n" -le "$(summary .violations_total)" ]
+	[ "$(summary '.devices | length')" = 1 ]
+	[ "$(summary '.devices[0].failed_after_violation')" = "$n" ]
+	[ "$(summary '[.top_processes[] | select(.comm == "wac") | .failed_after_violation] | add')" = "$n" ]
+	[ "$(summary '[.top_files[].failed_after_violation] | add')" = "$n" ]
+	run promtool check metrics < "$PROM"
+	assert_success
+	[ "$(metric "stablepage_failed_after_violation_total{device=\"$1\",fstype=\"ext4\"}")" = "$n" ]
+}
+
+# assert_would_stall_accounted: each violation timed, untimed or in flight,
+# failed or not.
+assert_would_stall_accounted() {
+	summary -e '([.histograms[] | select(.name == "would-stall") | .count] | add // 0) +
+		.would_stall_untimed + .would_stall_pending == .violations_total'
+}
+
+@test "loop over a full filesystem, stable writes off: violations whose write failed, per device, process and file" {
+	full_backing_fs "$BATS_TEST_TMPDIR" ext4
+	trace_profile_a "$LOOP"
+	# the device failed writes; write() had returned success
+	[ "$FSYNC_FAILED" = true ]
+	[ "$(summary '.violations.write')" -gt 0 ]
+	assert_failed_rows "${LOOP#/dev/}"
+	assert_would_stall_accounted
+}
+
+@test "loop over a full filesystem, stable writes on: writes fail, none after a violation" {
+	full_backing_fs "$BATS_TEST_TMPDIR" ext4 stable
+	trace_profile_a "$LOOP"
+	[ "$FSYNC_FAILED" = true ]
+	[ "$(summary .violations_total)" = 0 ]
+	[ "$(summary .failed_after_violation)" = 0 ]
+	[ "$(metric "stablepage_failed_after_violation_total{device=\"${LOOP#/dev/}\",fstype=\"ext4\"}")" = 0 ]
+}
+
+# dix_ext4 STABLE: ext4 on a fresh DIX disk, skipped where there is none.
+dix_ext4() {
+	dix_fs "$BATS_TEST_TMPDIR" 128 ext4 "$1" ||
+		skip "no scsi_debug here (the lab guest has it: make vmtest)"
+}
+
+@test "DIX disk, stable writes off, tracepoint mode: guard failures, and as many violations counted failed" {
+	dix_ext4 0
+	trace_profile_a "$DIX_DISK" --attach-mode tracepoint
+	echo "guard failures: $(guard_failures)"
+	[ "$(guard_failures)" -gt 0 ]
+	[ "$FSYNC_FAILED" = true ]
+	assert_failed_rows "$DIX_DISK"
+	assert_would_stall_accounted
+	# A failed request fails at its first bad sector: at least one violated
+	# folio per guard failure.
+	[ "$(summary .failed_after_violation)" -ge "$(guard_failures)" ]
+}
+
+@test "DIX disk, stable writes off, fentry mode: failures seen at block_rq_complete, counted at folio_end_writeback" {
+	fentry_loads || skip "fentry does not load here (the lab guest: make vmtest)"
+	dix_ext4 0
+	trace_profile_a "$DIX_DISK" --attach-mode fentry
+	echo "guard failures: $(guard_failures)"
+	[ "$(guard_failures)" -gt 0 ]
+	assert_failed_rows "$DIX_DISK"
+	assert_would_stall_accounted
+	[ "$(summary .failed_after_violation)" -ge "$(guard_failures)" ]
+}
+
+@test "DIX disk, stable writes on: no violation, no guard failure, none failed" {
+	dix_ext4 1
+	trace_profile_a "$DIX_DISK"
+	[ "$(guard_failures)" = 0 ]
+	[ "$FSYNC_FAILED" = false ]
+	[ "$(summary .violations_total)" = 0 ]
+	[ "$(summary .failed_after_violation)" = 0 ]
+}
