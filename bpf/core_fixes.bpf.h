@@ -238,12 +238,12 @@ static __always_inline bool rq_is_write(struct request *rq)
 }
 
 /*
- * block_rq_complete's status. blk_update_request() passed it as an errno
- * (blk_status_to_errno(), an int, negative on error) until the tracepoint
- * took the blk_status_t itself (a u8, positive on error) in the 5.16-6.1
- * range; both are 0 on success. The raw tracepoint widens either to the
- * u64 argument slot (sign- or zero-extended), so its low 32 bits are
- * non-zero exactly on error, whichever the kernel passed.
+ * block_rq_complete's status: an errno (an int, negative on error) until
+ * "block: don't call blk_status_to_errno in blk_update_request" (Christoph
+ * Hellwig, 5.16) passed the blk_status_t itself (a u8, positive on error);
+ * 0 on success in both. The tracepoint widens either to its u64 argument
+ * slot (sign- or zero-extended), so the low 32 bits are non-zero exactly on
+ * error, whichever the kernel passed (6.1 and 6.18: blk_status_t).
  */
 static __always_inline __u32 rq_complete_error(__u64 arg)
 {

@@ -363,9 +363,8 @@ int BPF_PROG(tp_signal_generate, int sig, struct kernel_siginfo *info, struct ta
 	return announce_hold(sig, task);
 }
 
-/* The status is read as a number: an errno int before "block: pass a
- * blk_status_t to the block_rq_complete tracepoint" (5.16 era), a
- * blk_status_t since; 0 is success in both (core_fixes.bpf.h). */
+/* The status is read as a number, an int errno or a blk_status_t by kernel
+ * version (rq_complete_error()). */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(tp_block_rq_complete, struct request *rq, __u64 error, __u64 nr_bytes)
 {

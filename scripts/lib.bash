@@ -119,7 +119,7 @@ full_backing_fs() {
 	backing=$(mktemp -d -p "$dir" backing.XXXX)
 	mount -t tmpfs -o size=48m tmpfs "$backing"
 	on_cleanup "umount $backing"
-	scratch_fs "$backing" 256M "$fstype" $stable || return 1
+	scratch_fs "$backing" 256M "$fstype" "$stable" || return 1
 	# ENOSPC ends it: the point
 	dd if=/dev/zero of="$backing/fill" bs=1M status=none 2> /dev/null || true
 }
