@@ -115,6 +115,7 @@ static void sub_dev(struct dev_row *r, const struct dev_row *p)
 	SUB(r->s.violations, p->s.violations);
 	SUB(r->s.waits, p->s.waits);
 	r->s.stable_dirtied -= p->s.stable_dirtied;
+	r->s.failed_after_violation -= p->s.failed_after_violation;
 }
 
 static bool dev_keep(const struct dev_row *r)
@@ -129,22 +130,24 @@ static void sub_proc(struct proc_row *r, const struct proc_row *p)
 	SUB(r->s.waits, p->s.waits);
 	r->s.would_stall_ns -= p->s.would_stall_ns;
 	r->s.stable_wait_ns -= p->s.stable_wait_ns;
+	r->s.failed_after_violation -= p->s.failed_after_violation;
 }
 
 static bool proc_nonzero(const struct proc_row *r)
 {
 	return ANY(r->s.violations) || ANY(r->s.waits) || r->s.would_stall_ns ||
-	       r->s.stable_wait_ns;
+	       r->s.stable_wait_ns || r->s.failed_after_violation;
 }
 
 static void sub_file(struct file_row *r, const struct file_row *p)
 {
 	SUB(r->s.violations, p->s.violations);
+	r->s.failed_after_violation -= p->s.failed_after_violation;
 }
 
 static bool file_nonzero(const struct file_row *r)
 {
-	return ANY(r->s.violations);
+	return ANY(r->s.violations) || r->s.failed_after_violation;
 }
 
 static void sub_cgroup(struct cgroup_row *r, const struct cgroup_row *p)
