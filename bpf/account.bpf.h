@@ -119,6 +119,7 @@ static __always_inline void count_stable_dirtied(struct spt_totals *t, struct fo
 struct violation {
 	__u64 now;      /* bpf_ktime_get_ns() */
 	__u64 pid_tgid;
+	__u64 cgroup;   /* bpf_get_current_cgroup_id(): its writer row's and event's */
 	__u32 kind;
 	__u32 generation;
 };
@@ -135,7 +136,7 @@ writer_row(struct spt_totals *t, const struct violation *v, struct folio_file *f
 {
 	struct spt_writer_key key = { .dev = ff->dev, .tgid = v->pid_tgid >> 32,
 				      .ino = folio_file_ino(ff),
-				      .cgroup = bpf_get_current_cgroup_id() };
+				      .cgroup = v->cgroup };
 	struct spt_writer_stats *w = bpf_map_lookup_elem(&writer_stats, &key);
 	struct spt_writer_stats init = { .generation = v->generation };
 	struct spt_dev_stats *ds;
@@ -178,9 +179,9 @@ static __always_inline void count_violation(struct spt_totals *t, const struct v
  * task, so a row that is missing (the table was full at the violation) is
  * counted on its device's and process's rows only if they exist.
  */
-static __always_inline void count_failed_write(__u32 dev, __u32 tgid, __u64 ino)
+static __always_inline void count_failed_write(__u32 dev, __u32 tgid, __u64 ino, __u64 cgroup)
 {
-	struct spt_writer_key key = { .dev = dev, .tgid = tgid, .ino = ino };
+	struct spt_writer_key key = { .dev = dev, .tgid = tgid, .ino = ino, .cgroup = cgroup };
 	struct spt_writer_stats *w = bpf_map_lookup_elem(&writer_stats, &key);
 	struct spt_totals *t = get_totals();
 	struct spt_dev_stats *ds;
@@ -215,7 +216,7 @@ static __always_inline void stream_violation(struct spt_totals *t, const struct 
 		return;
 	}
 	e->ts_ns = v->now;
-	e->cgroup_id = bpf_get_current_cgroup_id();
+	e->cgroup_id = v->cgroup;
 	e->ino = folio_file_ino(ff);
 	e->blkbits = ff->inode->i_blkbits;
 	/* fentry mode's page_mkwrite return has the folio as a number */

@@ -27,7 +27,8 @@ struct inflight_violation {
 	__u32 kind;
 	__u32 epoch;
 	__u32 failed;  /* fentry mode: its write request completed with an error */
-	__u64 ino;     /* the file, for its writer row (count_failed_write) */
+	__u64 ino;     /* the file and cgroup, for its writer row (count_failed_write) */
+	__u64 cgroup;
 };
 
 #define INFLIGHT_SLOTS_LOG2 16
@@ -117,6 +118,7 @@ static __always_inline void track_violation(struct spt_totals *t, const struct v
 	s->epoch = pause_epoch;
 	s->failed = 0;
 	s->ino = ino;
+	s->cgroup = v->cgroup;
 	/* Publish: an atomic exchange orders the stores above before it. */
 	__sync_lock_test_and_set(&s->folio, key);
 }
@@ -138,7 +140,7 @@ static __always_inline bool take_violation(__u64 folio, bool failed,
 	__sync_lock_test_and_set(&s->folio, 0);
 	__sync_fetch_and_add(&n_inflight_violations, -1);
 	if (failed || out->failed)
-		count_failed_write(out->dev, out->tgid, out->ino);
+		count_failed_write(out->dev, out->tgid, out->ino, out->cgroup);
 	if (out->epoch == pause_epoch)
 		return true;
 	t = get_totals();
@@ -156,12 +158,13 @@ static __always_inline void record_violation(struct spt_totals *t, __u64 folio,
 	struct violation v = {
 		.now = bpf_ktime_get_ns(),
 		.pid_tgid = bpf_get_current_pid_tgid(),
+		.cgroup = bpf_get_current_cgroup_id(),
 		.kind = kind,
 		.generation = ff->inode->i_generation,
 	};
 
 	count_violation(t, &v, ff, mapping);
-	track_violation(t, &v, folio, ff->dev, ff->inode->i_ino);
+	track_violation(t, &v, folio, ff->dev, folio_file_ino(ff));
 	if (stream_events)
 		stream_violation(t, &v, ff, (struct folio *)folio);
 }

@@ -11,10 +11,6 @@ RULES=$ROOT/deploy/prometheus/stablepage-trace.rules.yml
 RULES_TEST=$ROOT/deploy/prometheus/stablepage-trace.rules.test.yml
 DASHBOARD=$ROOT/deploy/grafana/stablepage-trace.json
 
-# Metrics being added beside this work (failed_after_violation, issue 28;
-# the cgroup label of --prom-top-cgroup): their panels are checked once the
-# tool exports them.
-PENDING='stablepage_failed_after_violation_total|cgroup'
 
 # free_port: a TCP port nobody listens on now.
 free_port() {
@@ -175,10 +171,10 @@ teardown_file() {
 	selector=$(grep -o 'node_textfile_mtime_seconds{[^}]*}' "$RULES")
 	run query "$selector"
 	[ "$(jq length <<< "$output")" = 1 ]
-	# The metrics the rules name are in the tool's file (or pending).
+	# The metrics the rules name are in the tool's file.
 	local m
 	while read -r m; do
-		grep -q "^${m}[{ ]" "$FLEET_DIR/final.prom" || [[ $m =~ ^($PENDING)$ ]] ||
+		grep -q "^${m}[{ ]" "$FLEET_DIR/final.prom" ||
 			{ echo "$m: not exported"; return 1; }
 	done < <(grep -oE 'stablepage_[a-z_]*[a-z]' "$RULES" | sort -u)
 }
@@ -274,7 +270,10 @@ check_panels() {
 	[ "$n" -gt 0 ] || { echo "no panel queried"; return 1; }
 	for title in "${!got[@]}"; do
 		case $title in
-		"Events lost"* | "Textfile scrape errors" | "Violations on stable-write devices") continue ;;
+		# Healthy by design: a plain loop device fails no write, so its
+		# failed-after-violation series exist (zero from the start) and stay 0.
+		"Events lost"* | "Textfile scrape errors" | "Violations on stable-write devices" | \
+			"Failed after violation"*) continue ;;
 		esac
 		[ "${got[$title]}" -gt 0 ] || { echo "$title: every value is 0"; bad=1; }
 	done
@@ -282,7 +281,7 @@ check_panels() {
 }
 
 @test "every dashboard query returns data from Prometheus, node_exporter and the tool" {
-	run check_panels . "$PENDING"
+	run check_panels .
 	echo "$output"
 	assert_success
 	# The workload shows where it ran: violations on the plain device,
@@ -293,25 +292,4 @@ check_panels() {
 	[ "$(jq length <<< "$output")" = 1 ]
 	run query 'stablepage_comm_violations_total{comm="fleet-plain"} > 0'
 	[ "$(jq length <<< "$output")" = 1 ]
-}
-
-@test "dashboard panels on metrics being added (failed after violation, cgroups) return data" {
-	# Each pending metric's panels are asked once the tool exports it.
-	local exported=() missing=()
-	if grep -q '^stablepage_failed_after_violation_total' "$FLEET_DIR/final.prom"; then
-		exported+=(stablepage_failed_after_violation_total)
-	else
-		missing+=(stablepage_failed_after_violation_total)
-	fi
-	if grep -q '^stablepage_[a-z_]*{[^}]*cgroup=' "$FLEET_DIR/final.prom"; then
-		exported+=(cgroup)
-	else
-		missing+=("a cgroup label (--prom-top-cgroup)")
-	fi
-	if [ "${#exported[@]}" -gt 0 ]; then
-		run check_panels "$(IFS='|'; echo "${exported[*]}")"
-		echo "$output"
-		assert_success
-	fi
-	[ "${#missing[@]}" -eq 0 ] || skip "the tool does not export ${missing[*]} yet"
 }

@@ -130,7 +130,8 @@ static const struct spt_option {
 static const struct command_help {
 	const char *name, *args, *doc;
 } helps[CMD_MAX] = {
-	[CMD_TRACE] = { "stablepage-trace", "[INTERVAL [COUNT]]\nenforce|features|restore|report [OPTION...]",
+	[CMD_TRACE] = { "stablepage-trace",
+		"[INTERVAL [COUNT]]\nenforce|features|restore [OPTION...]\nreport RUN.json [-o PAGE.html]",
 		"Find writes to page-cache pages while the device writes them (under writeback), "
 		"count them in the kernel, and report them by process, cgroup, file and device. "
 		"INTERVAL: a report every INTERVAL seconds; COUNT: stop after COUNT of them.\n"
