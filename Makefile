@@ -37,10 +37,10 @@ LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf
 USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o plan.o points.o tracer.o apply_plan.o events.o \
 	summary.o hold_glue.o report.o rows.o resolve.o parse.o json.o prom.o \
 	enforce.o probe.o features.o delta.o msg.o hold.o guardian.o jsonread.o runfile.o html.o \
-	htmlreport.o htmltables.o hold_record.o privs.o)
+	htmlreport.o htmltables.o hold_record.o privs.o verify.o verify_read.o)
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o rows.o parse.o json.o prom.o hold.o \
 	options.o plan.o points.o resolve.o msg.o delta.o jsonread.o runfile.o html.o htmlreport.o \
-	htmltables.o report_tests.o)
+	htmltables.o report_tests.o verify.o)
 
 .PHONY: all clean deps demo test test-host unit install uninstall deb vmlinux bench bench-progs bench-switch vmtest
 # The product: the tool, the workload generator, the list of the tool's
@@ -73,7 +73,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # The loader embeds the BPF object through its skeleton.
-$(addprefix $(OUTPUT)/, tracer.o apply_plan.o events.o summary.o hold_glue.o): \
+$(addprefix $(OUTPUT)/, tracer.o apply_plan.o events.o summary.o hold_glue.o verify_read.o): \
 	$(OUTPUT)/stablepage.skel.h
 $(OUTPUT)/probe.o: $(OUTPUT)/probe.skel.h
 

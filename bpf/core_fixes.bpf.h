@@ -50,16 +50,18 @@ static __always_inline bool folio_under_writeback(struct folio *folio)
  * to the verifier): read through bpf_probe_read_kernel(), which is safe
  * even if the folio has been freed since.
  */
+static __always_inline unsigned long folio_ptr_flags_word(__u64 addr)
+{
+	if (bpf_core_type_exists(memdesc_flags_t))
+		return BPF_CORE_READ((struct folio *)addr, flags.f);
+	return BPF_CORE_READ((struct folio___flags_ulong *)addr, flags);
+}
+
 static __always_inline bool folio_ptr_under_writeback(__u64 addr)
 {
 	int bit = bpf_core_enum_value(enum pageflags, PG_writeback);
-	unsigned long word;
 
-	if (bpf_core_type_exists(memdesc_flags_t))
-		word = BPF_CORE_READ((struct folio *)addr, flags.f);
-	else
-		word = BPF_CORE_READ((struct folio___flags_ulong *)addr, flags);
-	return (word >> bit) & 1;
+	return (folio_ptr_flags_word(addr) >> bit) & 1;
 }
 
 /*

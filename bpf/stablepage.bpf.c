@@ -81,6 +81,9 @@ const volatile char target_comm[SPT_COMM_LEN] = {};
  * and the dev_filter map holds them all. */
 const volatile __u32 n_filter_devs = 0;
 const volatile __u32 filter_devs[SPT_FILTER_DEVS_INLINE] = {};
+/* --verify=N: the pages of 1 write request in N hashed at issue and at
+ * completion (verify.bpf.h); its programs load only then. */
+const volatile __u32 verify_every = 1;
 
 /* Run-time state (.bss). */
 /*
@@ -133,6 +136,11 @@ __u64 n_waiting SPT_OWN_CACHE_LINE;
  * last sweep of the held folios (holds.bpf.h). */
 __u64 ptr_base_addr;
 __u64 last_held_sweep_ns SPT_OWN_CACHE_LINE;
+/* --verify (verify.bpf.h): hashed pages whose request has not completed;
+ * the direct map's (struct page, address) pair and its state. */
+__u64 n_verify_pending SPT_OWN_CACHE_LINE;
+__u64 dm_page0, dm_virt0;
+__u64 dm_state;
 
 #include "bits.bpf.h"     /* log2, hashing, BTF pointer addresses */
 #include "x86.bpf.h"      /* the syscall frame: kind of a write, its range */
@@ -144,6 +152,7 @@ __u64 last_held_sweep_ns SPT_OWN_CACHE_LINE;
 #include "mkwrite.bpf.h"  /* fentry mode: page_mkwrite, writeback cycles */
 #include "holds.bpf.h"    /* enforce (BPF): holding writers */
 #include "walk.bpf.h"     /* the folios of a completed write request */
+#include "verify.bpf.h"   /* --verify: pages changed while their request is in flight */
 
 /* A folio goes clean -> dirty (mapping->i_pages xa_lock held, IRQs off). */
 static __always_inline int handle_folio_dirtied(struct folio *folio, struct address_space *mapping)
@@ -361,6 +370,29 @@ SEC("tp_btf/signal_generate")
 int BPF_PROG(tp_signal_generate, int sig, struct kernel_siginfo *info, struct task_struct *task)
 {
 	return announce_hold(sig, task);
+}
+
+/*
+ * SPT_VERIFY_POINTS (--verify only). The completion program comes before
+ * tp_block_rq_complete: attached first, it runs first on the tracepoint and
+ * finds the violations that program then ends (verify_file_kind()).
+ */
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(tp_verify_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
+{
+	return handle_verify_complete(rq, nr_bytes);
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(tp_verify_rq_issue, struct request *rq)
+{
+	return handle_verify_issue(rq);
+}
+
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(tp_verify_bio_queue, struct bio *bio)
+{
+	return handle_verify_bio_queue(bio);
 }
 
 /* The status is read as a number, an int errno or a blk_status_t by kernel

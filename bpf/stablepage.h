@@ -276,6 +276,15 @@ struct spt_hist_entry {
 	X(lsm_file_permission, lsm, file_permission)              \
 	X(fmod_file_permission, fmod_ret, security_file_permission)
 
+/*
+ * --verify's programs (loaded only with it): X(prog, category, event).
+ * bpf/verify.bpf.h.
+ */
+#define SPT_VERIFY_POINTS(X)                                  \
+	X(tp_verify_rq_complete, block, block_rq_complete)    \
+	X(tp_verify_rq_issue, block, block_rq_issue)          \
+	X(tp_verify_bio_queue, block, block_bio_queue)
+
 /* What a fentry-mode attach point is for. */
 enum spt_fentry_role {
 	SPT_FENTRY_MKWRITE,  /* fentry + fexit of a page_mkwrite handler or helper */

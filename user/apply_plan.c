@@ -15,16 +15,19 @@ static void skel_progs(struct stablepage_bpf *skel, struct bpf_program *progs[SP
 {
 #define SPT_X_TP(prog, category, event, since) progs[SPT_PROG_##prog] = skel->progs.prog;
 #define SPT_X_HOLD(prog, kind, target) progs[SPT_PROG_##prog] = skel->progs.prog;
+#define SPT_X_VERIFY(prog, category, event) progs[SPT_PROG_##prog] = skel->progs.prog;
 #define SPT_X_FIXED(prog, func, role) progs[SPT_PROG_FENTRY0 + SPT_FX_##prog] = skel->progs.prog;
 #define SPT_X_MKWRITE(fn, vmf_arg, errno_ret)                                          \
 	progs[SPT_PROG_FENTRY0 + SPT_FX_fentry_##fn] = skel->progs.fentry_##fn; \
 	progs[SPT_PROG_FENTRY0 + SPT_FX_fexit_##fn] = skel->progs.fexit_##fn;
 	SPT_TRACEPOINTS(SPT_X_TP)
 	SPT_HOLD_POINTS(SPT_X_HOLD)
+	SPT_VERIFY_POINTS(SPT_X_VERIFY)
 	SPT_FENTRY_FIXED_POINTS(SPT_X_FIXED)
 	SPT_MKWRITE_FUNCS(SPT_X_MKWRITE)
 #undef SPT_X_TP
 #undef SPT_X_HOLD
+#undef SPT_X_VERIFY
 #undef SPT_X_FIXED
 #undef SPT_X_MKWRITE
 }
@@ -46,6 +49,7 @@ static void apply_rodata(struct stablepage_bpf *skel, const struct spt_rodata *r
 	skel->rodata->hold_action = r->hold_action;
 	skel->rodata->max_delay_ns = r->max_delay_ns;
 	skel->rodata->index_writeback = r->index_writeback;
+	skel->rodata->verify_every = r->verify_every;
 }
 
 /*

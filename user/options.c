@@ -48,6 +48,7 @@ enum {
 	OPT_ACTION,
 	OPT_MAX_DELAY,
 	OPT_TIME_ALL_WAITS,
+	OPT_VERIFY,
 };
 
 /*
@@ -90,6 +91,9 @@ static const struct spt_option {
 	{ TRACING, 0, { "prom-top-cgroup", OPT_PROM_TOP_CGROUP, "N", 0,
 			"Label violations by cgroup v2 path for the N busiest cgroups (default 0)",
 			2 } },
+	{ TRACING, 0, { "verify", OPT_VERIFY, "N", OPTION_ARG_OPTIONAL,
+			"Hash 1 write request in N (default 16) at issue and at completion: "
+			"pages changed in flight", 2 } },
 	{ TRACING, 0, { NULL, 0, NULL, 0, "How it traces:", 3 } },
 	{ TRACING, 0, { "attach-mode", OPT_ATTACH_MODE, "MODE", 0,
 			"auto (default: fentry where it loads), tracepoint or fentry", 3 } },
@@ -338,6 +342,11 @@ static error_t parse_number_arg(struct options *o, int key, char *arg)
 		if (!parse_uint(arg, SPT_PROM_MAX_CGROUPS, &o->prom_top_cgroup))
 			return REFUSE("invalid --prom-top-cgroup '%s': expected a number up to %d", arg,
 				      SPT_PROM_MAX_CGROUPS);
+		return 0;
+	case OPT_VERIFY:
+		if (!parse_verify_rate(arg, SPT_VERIFY_DEFAULT, &o->verify_every))
+			return REFUSE("invalid --verify '%s': expected --verify or --verify=N, N a whole "
+				      "number >= 1 (1 write request in N)", arg);
 		return 0;
 	case OPT_MAX_DELAY:
 		if (!parse_duration(arg, &o->max_delay) || o->max_delay <= 0 || o->max_delay > 60)

@@ -17,6 +17,8 @@
 #define EXIT_USAGE 2
 #define MAX_FILTER_PIDS 1024
 #define MAX_FILTER_DEVS 64
+/* --verify without =N (docs/performance.md: its cost per rate) */
+#define SPT_VERIFY_DEFAULT 16
 #define SYSFS_BTF "/sys/kernel/btf/vmlinux"
 #define SPT_MAX_COUNT 1000000     /* COUNT: reports before the run ends */
 #define SPT_PROM_MAX_CGROUPS 1000 /* --prom-top-cgroup: the label's cardinality */
@@ -59,6 +61,7 @@ struct options {
 	unsigned long count;      /* the positional COUNT: reports, then the end; 0: no end */
 	bool delta;               /* interval reports count the interval, not since the start */
 	bool timestamps;          /* -T: text interval reports say the wall-clock time */
+	unsigned int verify_every; /* --verify[=N]: 1 write request in N; 0: off */
 	const char *prom_file;
 	unsigned long prom_top_comm;
 	unsigned long prom_top_cgroup;

@@ -52,6 +52,20 @@ bool parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return true;
 }
 
+bool parse_verify_rate(const char *s, unsigned int def, unsigned int *n)
+{
+	unsigned long v;
+
+	if (!s) {
+		*n = def;
+		return true;
+	}
+	if (!parse_uint(s, 1000000, &v) || v == 0)
+		return false;
+	*n = v;
+	return true;
+}
+
 bool parse_pid(const char *s, uint32_t *pid)
 {
 	unsigned long v;

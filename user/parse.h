@@ -28,6 +28,8 @@ bool parse_duration(const char *s, double *secs);
 bool parse_pid(const char *s, uint32_t *pid);
 /* A positive decimal integer. */
 bool parse_uint(const char *s, unsigned long max, unsigned long *out);
+/* --verify[=N]: NULL (no =N) gives def; else a whole number 1..1000000. */
+bool parse_verify_rate(const char *s, unsigned int def, unsigned int *n);
 /* "MAJ:MIN" -> kernel dev. False when s is not of that form. */
 bool parse_majmin(const char *s, uint32_t *kdev);
 

@@ -165,6 +165,18 @@ static void plan_holds(const struct options *o, const struct spt_features *f, st
 	p->load[SPT_PROG_fmod_file_permission] = p->write_hold == WRITE_HOLD_FMOD_RET;
 }
 
+/* --verify: its programs load only when asked for (they cost every write
+ * request and every write bio). */
+static void plan_verify(const struct options *o, struct spt_plan *p)
+{
+	bool on = o->verify_every > 0;
+
+	p->rodata.verify_every = on ? o->verify_every : 1;
+	p->load[SPT_PROG_tp_verify_rq_issue] = p->attach[SPT_PROG_tp_verify_rq_issue] = on;
+	p->load[SPT_PROG_tp_verify_rq_complete] = p->attach[SPT_PROG_tp_verify_rq_complete] = on;
+	p->load[SPT_PROG_tp_verify_bio_queue] = p->attach[SPT_PROG_tp_verify_bio_queue] = on;
+}
+
 int plan_make(const struct options *o, const struct spt_features *f, struct spt_plan *p,
 	      char *err, size_t len)
 {
@@ -179,5 +191,6 @@ int plan_make(const struct options *o, const struct spt_features *f, struct spt_
 	plan_filters(o, &p->rodata);
 	plan_timing(o, p);
 	plan_holds(o, f, p);
+	plan_verify(o, p);
 	return 0;
 }

@@ -41,6 +41,7 @@ struct spt_rodata {
 	__u32 hold_action; /* enum spt_hold_action; SPT_ACTION_NONE unless holding */
 	__u64 max_delay_ns;
 	bool index_writeback;
+	__u32 verify_every; /* --verify=N: 1 write request in N hashed; its programs load only then */
 };
 
 struct spt_plan {

@@ -52,15 +52,17 @@ extern const struct spt_fentry_point spt_fentry_points[SPT_NFENTRY];
 
 /*
  * Every program of bpf/stablepage.bpf.c, as an index: the tracepoints,
- * enforcement's programs, then the fentry points (SPT_PROG_FENTRY0 + an
+ * enforcement's programs, --verify's, then the fentry points (SPT_PROG_FENTRY0 + an
  * SPT_FX_ index). The loader maps them to the skeleton's programs.
  */
 enum spt_prog {
 #define SPT_X_TP(prog, category, event, since) SPT_PROG_##prog,
 #define SPT_X_HOLD(prog, kind, target) SPT_PROG_##prog,
-	SPT_TRACEPOINTS(SPT_X_TP) SPT_HOLD_POINTS(SPT_X_HOLD)
+#define SPT_X_VERIFY(prog, category, event) SPT_PROG_##prog,
+	SPT_TRACEPOINTS(SPT_X_TP) SPT_HOLD_POINTS(SPT_X_HOLD) SPT_VERIFY_POINTS(SPT_X_VERIFY)
 #undef SPT_X_TP
 #undef SPT_X_HOLD
+#undef SPT_X_VERIFY
 	SPT_PROG_FENTRY0,
 	SPT_NPROGS = SPT_PROG_FENTRY0 + SPT_NFENTRY
 };

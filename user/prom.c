@@ -308,6 +308,8 @@ void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *i
 		top_comms(f, s, info->top_comms);
 	if (info->top_cgroups)
 		top_cgroups(f, s, info->top_cgroups);
+	if (s->verify)
+		prom_verify(f, s->verify);
 }
 
 static char *tmp_template(const char *path)

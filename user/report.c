@@ -277,6 +277,8 @@ void print_summary_text(FILE *f, const struct spt_summary *s, size_t top)
 	print_cgroups_text(f, s, top);
 	print_procs_text(f, s, top);
 	print_files_text(f, s, top);
+	if (s->verify)
+		fputc('\n', f), print_verify_text(f, s->verify, top);
 }
 
 /* The totals' members, after "type" and "attach_mode": the same keys in every
@@ -446,6 +448,8 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 	json_top_cgroups(f, s, top);
 	json_top_files(f, s, top);
 	json_histograms(f, s);
+	if (s->verify)
+		print_verify_json(f, s->verify, top);
 	fputs("}\n", f);
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include "stablepage.h"
 #include "hold.h"
+#include "verify_user.h"
 
 extern const char *const spt_kind_names[SPT_KIND_MAX];
 
@@ -83,6 +84,8 @@ struct spt_summary {
 	/* enforce (BPF mode) only, else NULL */
 	const struct hold_tracker *hold;
 	const char *hold_action, *write_hold;
+	/* --verify only, else NULL (verify_user.h) */
+	const struct spt_verify_summary *verify;
 };
 
 /* A resolved violation, ready to print. */

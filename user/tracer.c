@@ -448,6 +448,7 @@ static int report(struct tracer *t, bool final)
 	const struct options *o = t->o;
 	struct spt_summary s = { .attach_mode = t->prom.attach_mode, .since_ts = t->start_wall,
 				 .kernel = t->prom.kernel };
+	struct spt_verify_summary verify = {};
 	double now = clock_s(CLOCK_MONOTONIC);
 	int err;
 
@@ -460,9 +461,13 @@ static int report(struct tracer *t, bool final)
 	s.duration_s = now - t->start;
 	s.paused_s = t->paused.total + (t->paused.on ? now - t->paused.since : 0);
 	err = summary_read(t->skel, &s, o->top);
+	if (!err && o->verify_every) {
+		err = verify_read(t->skel, o->verify_every, &verify, o->top);
+		s.verify = &verify;
+	}
 	if (err) {
 		fprintf(stderr, "stablepage-trace: cannot read the counters: %s\n", strerror(-err));
-		summary_free(&s);
+		summary_free(&s), verify_free(&verify);
 		return err;
 	}
 	if (o->interval && (!final || final_interval(t))) {
@@ -494,11 +499,14 @@ static int report(struct tracer *t, bool final)
 	if (o->delta && !final) {
 		summary_free(&t->prev);
 		summary_sort_by_key(&s);
+		/* verify's counts stay cumulative in delta reports */
+		s.verify = NULL;
+		verify_free(&verify);
 		t->prev = s;
 		t->have_prev = true;
 		return err;
 	}
-	summary_free(&s);
+	summary_free(&s), verify_free(&verify);
 	return err;
 }
 

@@ -13,6 +13,10 @@
  *   M  metadata: threads creating, appending to and deleting files in the
  *      directory FILE, with syncfs() every N operations (the filesystem's
  *      bitmaps, inode tables and directory blocks written under them)
+ *   G  O_DIRECT pwrite() threads, each with a racing thread that keeps
+ *      changing the writer's buffer while the write is in flight (fstests
+ *      generic/761, dio-writeback-race): no page-cache hook sees those stores
+ *   H  G without the racing threads: the buffers do not change in flight
  *
  * Prints one line of key=value results: operations done per type and ops/s.
  * With -c FILE the counters live in FILE, mapped shared, so that another
@@ -63,11 +67,12 @@ static char *map;
 static void __attribute__((noreturn)) usage(int code)
 {
 	fprintf(code ? stderr : stdout,
-		"usage: wac [-p A-F|M] [-t THREADS] [-s SIZE[k|m]] [-d SECS] [-S N] [-n COMM]\n"
+		"usage: wac [-p A-H|M] [-t THREADS] [-s SIZE[k|m]] [-d SECS] [-S N] [-n COMM]\n"
 		"           [-c FILE] FILE\n"
 		"  -p  profile: A write()+sync_file_range, B mmap+msync, C both, D C+O_DIRECT,\n"
-		"      E A+O_DIRECT, F B+O_DIRECT (default A); M: FILE is a directory,\n"
-		"      files created, appended to, deleted, syncfs() every N ops\n"
+		"      E A+O_DIRECT, F B+O_DIRECT, G O_DIRECT writes of buffers another thread\n"
+		"      keeps changing, H G without the racing threads (default A); M: FILE is a\n"
+		"      directory, files created, appended to, deleted, syncfs() every N ops\n"
 		"  -t  threads (default 4)   -s  file size (default 64k)\n"
 		"  -d  duration in seconds (default 5)   -S  start writeback every N ops (default 4)\n"
 		"  -n  set the process name (comm) first, e.g. to test how tools escape it\n"
@@ -82,6 +87,46 @@ static uint64_t xorshift(uint64_t *s)
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
+}
+
+/* G: each writer's page-aligned buffer, changed by its racer (no sync:
+ * racing is the point). */
+static char *race_bufs[256];
+
+static void *racer(void *arg)
+{
+	volatile char *buf = race_bufs[(uintptr_t)arg - 1];
+	unsigned char v = 0;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		v++;
+		for (size_t i = 0; i < PAGE; i += 64)
+			buf[i] = (char)v;
+	}
+	return NULL;
+}
+
+/* G and H: O_DIRECT page writes from one buffer per writer, filled once
+ * before each write (H) or changed all along by a racer (G). */
+static void *direct_writer(void *arg)
+{
+	char *buf = race_bufs[(uintptr_t)arg - 1];
+	uint64_t seed = (uintptr_t)arg * 2654435761u + 3;
+	size_t npages = opt.size / PAGE;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		off_t off = (off_t)(xorshift(&seed) % npages) * PAGE;
+
+		if (opt.profile == 'H')
+			memset(buf, (int)(seed & 0xff), PAGE);
+		if (pwrite(fd_direct, buf, PAGE, off) != PAGE) {
+			last_errno = errno;
+			ctr->errors++;
+			continue;
+		}
+		ctr->write_ops++;
+	}
+	return NULL;
 }
 
 static void *writer(void *arg)
@@ -229,7 +274,7 @@ static void parse_options(int argc, char **argv)
 		case 'p':
 			opt.profile = optarg[0] & ~0x20;
 			if (optarg[1] ||
-			    ((opt.profile < 'A' || opt.profile > 'F') && opt.profile != 'M'))
+			    ((opt.profile < 'A' || opt.profile > 'H') && opt.profile != 'M'))
 				usage(2);
 			break;
 		case 't':
@@ -260,7 +305,7 @@ static void parse_options(int argc, char **argv)
 			usage(2);
 		}
 	}
-	if (optind != argc - 1 || opt.threads < 1 || opt.size < PAGE || opt.duration <= 0 ||
+	if (optind != argc - 1 || opt.threads < 1 || opt.threads > 256 || opt.size < PAGE || opt.duration <= 0 ||
 	    !opt.sync_every)
 		usage(2);
 	/* Whole pages: the threads write page-aligned pages, O_DIRECT ones too. */
@@ -298,7 +343,7 @@ static int setup_file(void)
 		if (pwrite(fd_buffered, page, PAGE, off) != PAGE)
 			return -1;
 	fsync(fd_buffered);
-	if (strchr("DEF", opt.profile)) {
+	if (strchr("DEFGH", opt.profile)) {
 		fd_direct = open(opt.path, O_RDWR | O_DIRECT);
 		if (fd_direct < 0) {
 			fprintf(stderr, "wac: %s: O_DIRECT: %s\n", opt.path, strerror(errno));
@@ -316,6 +361,22 @@ static int setup_file(void)
 	return 0;
 }
 
+/* G, H: a direct writer per thread, and in G its racer (tids after the writers). */
+static void start_direct_pairs(pthread_t *tids, int *nwrite)
+{
+	for (long i = 0; i < opt.threads; i++) {
+		if (posix_memalign((void **)&race_bufs[i], PAGE, PAGE))
+			exit(1);
+		memset(race_bufs[i], 0x5a, PAGE);
+	}
+	for (long i = 0; i < opt.threads; i++) {
+		(*nwrite)++;
+		pthread_create(&tids[i], NULL, direct_writer, (void *)(i + 1));
+		if (opt.profile == 'G')
+			pthread_create(&tids[opt.threads + i], NULL, racer, (void *)(i + 1));
+	}
+}
+
 /*
  * Runs the profile's threads for opt.duration seconds, or until SIGINT or
  * SIGTERM: B and F map only, C and D alternate (odd threads map), A and E
@@ -324,13 +385,13 @@ static int setup_file(void)
  */
 static double run_threads(int *nwrite, int *nmap)
 {
-	pthread_t *tids = calloc(opt.threads, sizeof(*tids));
+	pthread_t *tids = calloc(opt.threads * 2, sizeof(*tids));
 	struct timespec t0, t1, nap;
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (long i = 0; i < opt.threads; i++) {
+	for (long i = 0; i < opt.threads && !strchr("GH", opt.profile); i++) {
 		bool use_map = opt.profile == 'B' || opt.profile == 'F' ||
 			       (strchr("CD", opt.profile) && i % 2);
 
@@ -341,12 +402,14 @@ static double run_threads(int *nwrite, int *nmap)
 		use_map ? (*nmap)++ : (*nwrite)++;
 		pthread_create(&tids[i], NULL, fn, (void *)(i + 1));
 	}
+	if (strchr("GH", opt.profile))
+		start_direct_pairs(tids, nwrite);
 	nap.tv_sec = (time_t)opt.duration;
 	nap.tv_nsec = (long)((opt.duration - (double)nap.tv_sec) * 1e9);
 	while (nanosleep(&nap, &nap) && !stop)
 		;
 	stop = true;
-	for (int i = 0; i < opt.threads; i++)
+	for (int i = 0; i < opt.threads * (opt.profile == 'G' ? 2 : 1); i++)
 		pthread_join(tids[i], NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	return (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;

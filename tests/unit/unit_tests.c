@@ -1154,6 +1154,94 @@ static void test_summary_json_time(void)
 	free(out);
 }
 
+/* --verify[=N]: the rate's parser, the option, the plan, the printing. */
+static void test_verify_options(void)
+{
+	static struct options o;
+	static struct spt_plan p;
+	struct spt_features tp = tracepoint_kernel();
+	unsigned int n = 7;
+
+	CHECK(parse_verify_rate(NULL, 16, &n) && n == 16);
+	CHECK(parse_verify_rate("1", 16, &n) && n == 1);
+	CHECK(parse_verify_rate("256", 16, &n) && n == 256);
+	CHECK(!parse_verify_rate("0", 16, &n) && !parse_verify_rate("-1", 16, &n) &&
+	      !parse_verify_rate("abc", 16, &n) && !parse_verify_rate("", 16, &n) &&
+	      !parse_verify_rate("4x", 16, &n) && !parse_verify_rate("1000001", 16, &n) && n == 256);
+	CHECK(!parse(&o, CMD_TRACE, "") && o.verify_every == 0);
+	CHECK(!parse(&o, CMD_TRACE, "--verify") && o.verify_every == SPT_VERIFY_DEFAULT);
+	CHECK(!parse(&o, CMD_TRACE, "--verify=1") && o.verify_every == 1);
+	CHECK(parse(&o, CMD_TRACE, "--verify=0") && strstr(o.error, "invalid --verify '0'"));
+	CHECK(parse(&o, CMD_TRACE, "--verify=-3") && strstr(o.error, "invalid --verify '-3'"));
+	CHECK(parse(&o, CMD_TRACE, "--verify=x") && strstr(o.error, "invalid --verify 'x'"));
+	/* Its programs load only with it. */
+	CHECK(!plan_for(&p, CMD_TRACE, "", &tp) && !LOADED(&p, tp_verify_rq_issue) &&
+	      !LOADED(&p, tp_verify_rq_complete) && !LOADED(&p, tp_verify_bio_queue) &&
+	      p.rodata.verify_every == 1);
+	CHECK(!plan_for(&p, CMD_TRACE, "--verify=32", &tp) && LOADED(&p, tp_verify_rq_issue) &&
+	      LOADED(&p, tp_verify_rq_complete) && LOADED(&p, tp_verify_bio_queue) &&
+	      p.attach[SPT_PROG_tp_verify_rq_issue] && p.rodata.verify_every == 32);
+}
+
+static void verify_text_of(FILE *f, const void *v)
+{
+	print_verify_text(f, v, 10);
+}
+
+static void verify_json_of(FILE *f, const void *v)
+{
+	print_verify_json(f, v, 10);
+}
+
+static void verify_prom_of(FILE *f, const void *v)
+{
+	prom_verify(f, v);
+}
+
+static void test_verify_report(void)
+{
+	struct verify_dev_row devs[2] = {
+		{ .key = { 7 << 20, SPT_PAGE_MMAP }, .s = { 10, 4, 1 }, .device = "loop0" },
+		{ .key = { 7 << 20, SPT_PAGE_DIRECT }, .s = { 5, 2, 0 }, .device = "loop0" },
+	};
+	struct verify_change_row ch[2] = {
+		{ .key = { 7 << 20, SPT_PAGE_MMAP, 42, 7 << 20, 12 }, .v = { .pages = 1, .offset = 8192 },
+		  .device = "loop0" },
+		{ .key = { 7 << 20, SPT_PAGE_DIRECT, 43, 7 << 20, 13 }, .v = { .pages = 3, .offset = 4096 },
+		  .device = "loop0", .path = "/mnt/f" },
+	};
+	struct spt_verify_summary v = { .every = 16, .located = true, .devs = devs, .ndevs = 2,
+					.changes = ch, .nchanges = 2, .pending = 2 };
+	char *out;
+
+	v.totals.pages_verified = 15;
+	v.totals.pages_changed = 6;
+	strcpy(ch[0].v.comm, "db");
+	strcpy(ch[1].v.comm, "wac");
+	verify_sort(&v);
+	CHECK(ch[0].key.tgid == 43 && devs[0].key.kind == SPT_PAGE_MMAP);
+	out = capture(verify_text_of, &v);
+	CHECK(strstr(out, "Pages verified in flight (hashed at issue and at completion): 15\n"));
+	CHECK(strstr(out, "Pages changed in flight: 6 (file 0, mmap 4, direct 2, metadata 0, swap 0, "
+			  "bdev 0, kernel 0)\n"));
+	CHECK(strstr(out, "still in flight: 2\n"));
+	CHECK(strstr(out, "     43 wac              direct    loop0               3           4096  "
+			  "/mnt/f\n"));
+	CHECK(strstr(out, "(ino 12 on 7:0)\n"));
+	free(out);
+	out = capture(verify_json_of, &v);
+	CHECK(!strncmp(out, ",\"verify\":{\"every\":16,\"located\":true,", 33));
+	CHECK(strstr(out, "\"changed_by_kind\":{\"file\":0,\"mmap\":4,\"direct\":2,"));
+	CHECK(strstr(out, "{\"kind\":\"direct\",\"pid\":43,\"comm\":\"wac\",\"dev\":\"7:0\","
+			  "\"device\":\"loop0\",\"file_dev\":\"7:0\",\"ino\":13,\"path\":\"/mnt/f\","
+			  "\"pages\":3,\"last_offset\":4096}"));
+	free(out);
+	out = capture(verify_prom_of, &v);
+	CHECK(strstr(out, "stablepage_pages_changed_in_flight_total{device=\"loop0\",kind=\"direct\"} 2\n"));
+	CHECK(strstr(out, "# TYPE stablepage_pages_verified_total counter\n"));
+	free(out);
+}
+
 int main(void)
 {
 	test_duration();
@@ -1187,6 +1275,8 @@ int main(void)
 	test_prom_cgroups();
 	test_summary_json_time();
 	report_tests(&checks, &failures);
+	test_verify_options();
+	test_verify_report();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
