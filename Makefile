@@ -42,7 +42,8 @@ UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o rows.o parse.o json.o
 	options.o plan.o points.o resolve.o msg.o delta.o jsonread.o runfile.o html.o htmlreport.o \
 	htmltables.o report_tests.o verify.o)
 
-.PHONY: all clean deps demo test test-host unit install uninstall deb vmlinux bench bench-progs bench-switch vmtest
+.PHONY: all clean deps demo test test-host unit install uninstall deb vmlinux bench bench-progs \
+	bench-switch bench-verify vmtest
 # The product: the tool, the workload generator, the list of the tool's
 # BPF programs (for the tests and benchmarks).
 all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/attach-points.txt
@@ -169,6 +170,10 @@ bench-progs:
 bench-switch:
 	$(Q)$(MAKE) --no-print-directory all bench-tools
 	$(Q)bench/bench-switch.sh $(OUTPUT)
+
+# What --verify costs at sampling rates 1, 16 and 256 (docs/performance.md).
+bench-verify: all
+	$(Q)bench/bench-verify.sh $(OUTPUT)
 
 # The tool and what a system needs around it: the man page, bash completion,
 # the exporter's systemd unit and its /etc/default file (never overwritten:
