@@ -35,6 +35,10 @@ run() {
 	v*) args=(-q "--verify=${1#v}") ;;
 	esac
 	if [ "$1" != none ]; then
+		# The last run's "Tracing" line must not satisfy the wait: the
+		# child truncates the file only once it runs, and a SIGINT sent
+		# before its handler is set is ignored (a background job).
+		rm -f "$work/trace.err"
 		"$spt" "${args[@]}" --dev "$LOOP" > "$work/trace.out" 2> "$work/trace.err" &
 		tracer=$!
 		wait_for_lines "$tracer" 1 '^Tracing' "$work/trace.err"
