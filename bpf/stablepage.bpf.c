@@ -84,6 +84,14 @@ const volatile __u32 filter_devs[SPT_FILTER_DEVS_INLINE] = {};
 /* --verify=N: the pages of 1 write request in N hashed at issue and at
  * completion (verify.bpf.h); its programs load only then. */
 const volatile __u32 verify_every = 1;
+/*
+ * --verify: where /proc/kallsyms names page_offset_base and vmemmap_base
+ * (CONFIG_KALLSYMS_ALL), their addresses as the loader read them; 0:
+ * unknown. Not libbpf __ksym externs: those make every load read
+ * /proc/kallsyms, which the systemd unit's ProcSubset=pid hides.
+ */
+const volatile __u64 ksym_page_offset_base = 0;
+const volatile __u64 ksym_vmemmap_base = 0;
 
 /* Run-time state (.bss). */
 /*

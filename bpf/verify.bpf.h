@@ -38,11 +38,6 @@
 #define O_DIRECT_X86 00040000   /* include/uapi/asm-generic/fcntl.h (x86) */
 #define REQ_OP_MASK_X 0xff      /* as rq_is_write(), for bios */
 
-/* Where the kernel names them (CONFIG_KALLSYMS_ALL): the direct map's and
- * the struct page array's bases (arch/x86/kernel/head64.c, randomised with
- * CONFIG_RANDOMIZE_MEMORY). Untyped: not in BTF. */
-extern const void page_offset_base __ksym __weak;
-extern const void vmemmap_base __ksym __weak;
 
 struct verify_seg {
 	__u64 page;  /* struct page address */
@@ -180,10 +175,13 @@ static __always_inline void dm_from_ksyms(void)
 {
 	__u64 pob = 0, vmb = 0;
 
-	if (!&page_offset_base || !&vmemmap_base)
+	/* The direct map's and the struct page array's bases
+	 * (arch/x86/kernel/head64.c, randomised with CONFIG_RANDOMIZE_MEMORY),
+	 * where kallsyms names them (ksym_*: the settings block). */
+	if (!ksym_page_offset_base || !ksym_vmemmap_base)
 		return;
-	if (bpf_probe_read_kernel(&pob, sizeof(pob), &page_offset_base) ||
-	    bpf_probe_read_kernel(&vmb, sizeof(vmb), &vmemmap_base) || !pob || !vmb)
+	if (bpf_probe_read_kernel(&pob, sizeof(pob), (void *)ksym_page_offset_base) ||
+	    bpf_probe_read_kernel(&vmb, sizeof(vmb), (void *)ksym_vmemmap_base) || !pob || !vmb)
 		return;
 	if (__sync_val_compare_and_swap(&dm_state, 0, 3) != 0)
 		return;

@@ -60,7 +60,13 @@ writer() {
 }
 
 guardian_of() {
-	pgrep -P "$1" -x spt-guardian
+	# The guardian names itself right after the fork, which can come after
+	# the tool says it traces: under the hogs, give it a few seconds.
+	for _ in $(seq 50); do
+		pgrep -P "$1" -x spt-guardian && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # gone PID: exits within the bound (a zombie waiting for its new parent counts).
@@ -142,7 +148,9 @@ running() {
 	echo "writer state with the tool frozen: $s"
 	[ "$s" = T ]
 	grep -q "^$WAC_BG [0-9]* spt-held$" "/run/stablepage-trace/held.$tool"
-	kill -9 "$tool" "$g"; wait "$tool" || true; TRACER_PID=
+	# The guardian first: killed second, it could see the tool die and
+	# resume the writer in between (the frozen tool reacts to nothing).
+	kill -9 "$g" "$tool"; wait "$tool" || true; TRACER_PID=
 	gone "$g"; GUARDIAN=
 	# Nobody is left to resume it.
 	sleep 1

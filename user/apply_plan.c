@@ -8,6 +8,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "apply_plan.h"
+#include "probe.h"
 #include "stablepage.skel.h"
 
 /* The skeleton's programs, indexed like the plan's (enum spt_prog). */
@@ -76,6 +77,10 @@ void apply_plan(struct stablepage_bpf *skel, const struct spt_plan *p)
 	struct bpf_program *progs[SPT_NPROGS];
 
 	apply_rodata(skel, &p->rodata);
+	if (p->load[SPT_PROG_tp_verify_rq_issue]) {
+		skel->rodata->ksym_page_offset_base = probe_kallsyms_addr("page_offset_base");
+		skel->rodata->ksym_vmemmap_base = probe_kallsyms_addr("vmemmap_base");
+	}
 	skel_progs(skel, progs);
 	for (size_t i = 0; i < SPT_NPROGS; i++) {
 		bpf_program__set_autoload(progs[i], p->load[i]);

@@ -147,6 +147,22 @@ bool probe_lsm_listed(const char *lsms, const char *name)
 	return false;
 }
 
+unsigned long long probe_kallsyms_addr(const char *name)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	unsigned long long addr = 0, a;
+	char line[512], type, sym[256];
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) == 3 && !strcmp(sym, name)) {
+			addr = a;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return addr;
+}
+
 bool probe_bpf_lsm_active(void)
 {
 	char lsms[256];

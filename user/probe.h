@@ -17,6 +17,9 @@ bool probe_program(const char *name, const char *btf_path, char *why, size_t len
 
 /* Is "bpf" in the kernel's list of active LSMs (securityfs, mounted for the read)? */
 bool probe_bpf_lsm_active(void);
+/* The address /proc/kallsyms gives a data symbol; 0 when it is not there,
+ * hidden (no CAP_SYSLOG: all zeros) or the file cannot be read. */
+unsigned long long probe_kallsyms_addr(const char *name);
 
 /* The active LSMs, from securityfs (mounted for the read if it was not);
  * false, with "unknown (...)" in buf, when it cannot be read. */

@@ -14,24 +14,7 @@
 #include "summary.h"
 #include "stablepage.skel.h"
 
-/* Where a map entry's key and value go in a row of the caller's array. */
-struct row_layout {
-	size_t size;
-	size_t key_off, key_size;
-	size_t val_off, val_size;
-};
-
-#define ROW_LAYOUT(type, keyfield, valfield)                                       \
-	((struct row_layout){ sizeof(type), offsetof(type, keyfield),              \
-			      sizeof(((type *)0)->keyfield), offsetof(type, valfield), \
-			      sizeof(((type *)0)->valfield) })
-
-/*
- * Copies the entries of a hash map into a new array of rows (*rows, *n),
- * at most max_entries of them. An entry deleted between finding its key
- * and reading it ends the walk: what was read is kept. 0 or -ENOMEM.
- */
-static int map_dump(const struct bpf_map *map, struct row_layout l, void **rows, size_t *n)
+int map_dump(const struct bpf_map *map, struct row_layout l, void **rows, size_t *n)
 {
 	size_t cap = bpf_map__max_entries(map);
 	char *base = calloc(cap, l.size);
@@ -100,6 +83,27 @@ static int read_hist_table(struct stablepage_bpf *skel, struct spt_summary *s)
 		rows[s->nhists++].h = e.h;
 	}
 	return 0;
+}
+
+int percpu_sum_u64(const struct bpf_map *map, void *sum, size_t size)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 *percpu, *to = sum;
+	__u32 zero = 0;
+	int err;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc(ncpus, size);
+	if (!percpu)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(map, &zero, sizeof(zero), percpu, size * ncpus, 0);
+	memset(sum, 0, size);
+	for (int c = 0; !err && c < ncpus; c++)
+		for (size_t i = 0; i < size / sizeof(__u64); i++)
+			to[i] += percpu[c * (size / sizeof(__u64)) + i];
+	free(percpu);
+	return err;
 }
 
 /* The per-CPU totals, summed. */

@@ -5,60 +5,9 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "resolve.h"
+#include "summary.h"
 #include "verify_user.h"
 #include "stablepage.skel.h"
-
-/* Every entry of a hash map: keys at key_off, values at val_off of rows
- * row_size apart. A walk cut by a concurrent delete keeps what it read. */
-static int dump(const struct bpf_map *map, size_t row_size, size_t key_off, size_t val_off,
-		void **rows, size_t *n)
-{
-	size_t cap = bpf_map__max_entries(map), ks = bpf_map__key_size(map);
-	size_t vs = bpf_map__value_size(map);
-	char *base = calloc(cap ? cap : 1, row_size);
-	void *prev = NULL;
-
-	*rows = base;
-	*n = 0;
-	if (!base)
-		return -ENOMEM;
-	while (*n < cap) {
-		char *row = base + *n * row_size;
-
-		if (bpf_map__get_next_key(map, prev, row + key_off, ks) ||
-		    bpf_map__lookup_elem(map, row + key_off, ks, row + val_off, vs, 0))
-			break;
-		prev = row + key_off;
-		(*n)++;
-	}
-	return 0;
-}
-
-static int read_totals(struct stablepage_bpf *skel, struct spt_verify_totals *sum)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	struct spt_verify_totals *percpu;
-	__u32 zero = 0;
-	int err;
-
-	if (ncpus <= 0)
-		return -EINVAL;
-	percpu = calloc(ncpus, sizeof(*percpu));
-	if (!percpu)
-		return -ENOMEM;
-	err = bpf_map__lookup_elem(skel->maps.verify_totals, &zero, sizeof(zero), percpu,
-				   sizeof(*percpu) * ncpus, 0);
-	memset(sum, 0, sizeof(*sum));
-	for (int c = 0; !err && c < ncpus; c++) {
-		const __u64 *from = (const __u64 *)&percpu[c];
-		__u64 *to = (__u64 *)sum;
-
-		for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
-			to[i] += from[i];
-	}
-	free(percpu);
-	return err;
-}
 
 int verify_read(struct stablepage_bpf *skel, unsigned int every, struct spt_verify_summary *v,
 		size_t top)
@@ -69,15 +18,13 @@ int verify_read(struct stablepage_bpf *skel, unsigned int every, struct spt_veri
 	v->every = every;
 	v->located = skel->bss->dm_state == 2;
 	v->pending = skel->bss->n_verify_pending;
-	err = read_totals(skel, &v->totals);
+	err = percpu_sum_u64(skel->maps.verify_totals, &v->totals, sizeof(v->totals));
 	if (!err)
-		err = dump(skel->maps.verify_devs, sizeof(struct verify_dev_row),
-			   offsetof(struct verify_dev_row, key), offsetof(struct verify_dev_row, s),
-			   (void **)&v->devs, &v->ndevs);
+		err = map_dump(skel->maps.verify_devs, ROW_LAYOUT(struct verify_dev_row, key, s),
+			       (void **)&v->devs, &v->ndevs);
 	if (!err)
-		err = dump(skel->maps.verify_changes, sizeof(struct verify_change_row),
-			   offsetof(struct verify_change_row, key),
-			   offsetof(struct verify_change_row, v), (void **)&v->changes, &v->nchanges);
+		err = map_dump(skel->maps.verify_changes, ROW_LAYOUT(struct verify_change_row, key, v),
+			       (void **)&v->changes, &v->nchanges);
 	if (err)
 		return err;
 	for (size_t i = 0; i < v->ndevs; i++)
