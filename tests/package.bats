@@ -266,6 +266,11 @@ stop_private_systemd() {
 	local dir
 	dir=$(mktemp -d /var/lib/spt-package-test.XXXXXX)
 	on_cleanup "rm -rf $dir"
+	# The binary too: a tree under /tmp (a CI clone) is hidden by PrivateTmp.
+	local bindir
+	bindir=$(mktemp -d /var/lib/spt-package-bin.XXXXXX)
+	on_cleanup "rm -rf $bindir"
+	install -m 0755 "$SPT" "$bindir/stablepage-trace"
 	UNITS_DIR=$BATS_TEST_TMPDIR/units
 	mkdir -p "$UNITS_DIR/stablepage-trace.service.d"
 	cp "$UNIT" "$UNITS_DIR/"
@@ -277,7 +282,7 @@ stop_private_systemd() {
 	DefaultDependencies=no
 	[Service]
 	ExecStart=
-	ExecStart=$SPT $(unit_args) --prom-file \${PROM_FILE} \$STABLEPAGE_TRACE_OPTS
+	ExecStart=$bindir/stablepage-trace $(unit_args) --prom-file \${PROM_FILE} \$STABLEPAGE_TRACE_OPTS
 	EnvironmentFile=
 	Environment=PROM_FILE=$dir/stablepage.prom
 	ReadWritePaths=$dir
