@@ -16,11 +16,6 @@ write_hold() {
 	"$SPT" features | grep -qE 'holding write\(\) from BPF: possible'
 }
 
-# state PID: the process state letter (T: stopped).
-state() {
-	awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$1/stat" 2>/dev/null
-}
-
 @test "bpf mode: the writer in scope is held, its violations gone; a writer outside the scope is not held" {
 	write_hold || skip "write() cannot be held here (no BPF LSM or fmod_ret: see stablepage-trace features)"
 	local fs p
@@ -71,12 +66,7 @@ state() {
 	WAC_BG=$!
 	# Freeze the tool: nobody resumes holders now, so the writer ends up
 	# stopped by a hold (the guardian itself waits for --max-delay + 0.5 s).
-	sleep 1
-	kill -STOP "$TRACER_PID"
-	local s
-	for _ in $(seq 100); do s=$(state "$WAC_BG"); [ "$s" = T ] && break; sleep 0.1; done
-	echo "writer state with the tool frozen: $s"
-	[ "$s" = T ]
+	freeze_until_held "$TRACER_PID" "$WAC_BG"
 	kill -9 "$TRACER_PID"; wait "$TRACER_PID" || true; TRACER_PID=
 	for _ in $(seq 30); do s=$(state "$WAC_BG"); [ "$s" != T ] && break; sleep 0.1; done
 	echo "writer state after kill -9 of the tool: $s"

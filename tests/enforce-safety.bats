@@ -40,10 +40,6 @@ held_profile() {
 	if write_hold; then echo A; else echo B; fi
 }
 
-state() {
-	awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$1/stat" 2>/dev/null
-}
-
 # hogs: CPU and I/O load until the test ends, in their own process group
 # (stress-ng's workers are its children), off the scratch filesystem.
 hogs() {
@@ -141,12 +137,7 @@ running() {
 	[ -f "/run/stablepage-trace/held.$tool" ]
 	# Freeze the tool: nobody resumes holders now, so the writer ends up
 	# stopped by a hold (begun before the heartbeat went stale).
-	sleep 1
-	kill -STOP "$tool"
-	local s
-	for _ in $(seq 100); do s=$(state "$WAC_BG"); [ "$s" = T ] && break; sleep 0.1; done
-	echo "writer state with the tool frozen: $s"
-	[ "$s" = T ]
+	freeze_until_held "$tool" "$WAC_BG"
 	grep -q "^$WAC_BG [0-9]* spt-held$" "/run/stablepage-trace/held.$tool"
 	# The guardian first: killed second, it could see the tool die and
 	# resume the writer in between (the frozen tool reacts to nothing).

@@ -98,3 +98,20 @@ assert_detached() {
 		"\(.id): \(.type) name \(.name)"' >&2
 	return 1
 }
+
+# state PID: the process state letter (T: stopped).
+state() {
+	awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$1/stat" 2>/dev/null
+}
+
+# freeze_until_held TOOL WRITER (enforce, BPF mode): stops the tool, so that
+# nobody resumes holders, and waits up to 10 s for the writer to be stopped
+# by a hold; fails if it is not.
+freeze_until_held() {
+	local s
+	sleep 1
+	kill -STOP "$1"
+	for _ in $(seq 100); do s=$(state "$2"); [ "$s" = T ] && break; sleep 0.1; done
+	echo "writer state with the tool frozen: $s"
+	[ "$s" = T ]
+}
