@@ -43,7 +43,7 @@ UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o rows.o parse.o json.o
 	htmltables.o report_tests.o verify.o)
 
 .PHONY: all clean deps demo test test-host unit install uninstall deb vmlinux bench bench-progs \
-	bench-switch bench-verify vmtest
+	bench-switch bench-verify bench-soak vmtest
 # The product: the tool, the workload generator, the list of the tool's
 # BPF programs (for the tests and benchmarks).
 all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/attach-points.txt
@@ -51,7 +51,7 @@ all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/attach-points.txt
 # The benchmarks' helpers (bench/) and the lab's reproducer (lab/); the
 # tests run the benchmarks' harnesses too.
 BENCH_TOOLS := $(addprefix $(OUTPUT)/, progcost switchcost pausebench emptyprogs.bpf.o \
-	waitstable-tramp.bpf.o)
+	waitstable-tramp.bpf.o soakcount soakspawn)
 .PHONY: bench-tools
 bench-tools: $(BENCH_TOOLS)
 
@@ -105,6 +105,9 @@ $(OUTPUT)/%: bench/%.c | $(OUTPUT)
 	$(Q)$(CC) $(USER_CFLAGS) $(LDFLAGS) -pthread $< $(TOOL_LIBS) -o $@
 
 $(OUTPUT)/progcost: TOOL_LIBS = $(LIBBPF_LIBS)
+# The soak benchmark's independent count embeds its own BPF object.
+$(OUTPUT)/soakcount: TOOL_LIBS = $(LIBBPF_LIBS)
+$(OUTPUT)/soakcount: $(OUTPUT)/soakcount.skel.h
 
 # The names of the tool's BPF programs, one a line, from the attach-point
 # lists of bpf/stablepage.h (scripts/attach-points.c).
@@ -174,6 +177,13 @@ bench-switch:
 # What --verify costs at sampling rates 1, 16 and 256 (docs/performance.md).
 bench-verify: all
 	$(Q)bench/bench-verify.sh $(OUTPUT)
+
+# The exporter left running for SOAK_SECONDS (600) while SOAK_WRITERS (64)
+# writers and SOAK_SPAWNS (50000) short-lived ones write: counts against an
+# independent count, RSS, map memory and rows over time (docs/performance.md).
+bench-soak:
+	$(Q)$(MAKE) --no-print-directory all bench-tools
+	$(Q)bench/soak.sh $(OUTPUT)
 
 # The tool and what a system needs around it: the man page, bash completion,
 # the exporter's systemd unit and its /etc/default file (never overwritten:
