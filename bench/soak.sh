@@ -14,7 +14,8 @@
 # Every SOAK_SAMPLE s a row: the tracer's RSS, the memory the kernel charges
 # for its BPF maps (fdinfo memlock) and the rows of its per-process and
 # per-writer maps (bench/soakcount maps), the series in the metrics file,
-# violations and rows dropped so far, children forked. Then:
+# violations and rows dropped as of the tracer's latest report (one that
+# lands just after a sample shows a sample later), children forked. Then:
 # - counts: bench/soakcount count, a second BPF program written apart from
 #   the tracer's, counts the same tracepoint's dirtyings under writeback on
 #   the device; violations + stable_dirtied must equal it (exit 1 if not);
@@ -37,8 +38,8 @@ sample=${SOAK_SAMPLE:-10} top=20 period=${SOAK_PERIOD_MS:-20} flat_pct=${SOAK_FL
 for v in secs writers spawns sample period flat_pct; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || { echo "bench-soak: $v: a number, not '${!v}'" >&2; exit 2; }
 done
-if [ "$secs" -lt 30 ] || [ "$sample" -lt 1 ]; then
-	echo "bench-soak: SOAK_SECONDS must be at least 30, SOAK_SAMPLE at least 1" >&2
+if [ "$secs" -lt 10 ] || [ "$sample" -lt 1 ]; then
+	echo "bench-soak: SOAK_SECONDS must be at least 10, SOAK_SAMPLE at least 1" >&2
 	exit 2
 fi
 spt=$build/stablepage-trace wac=$build/wac
@@ -118,7 +119,8 @@ sample_row() {
 	> "$work/spawn.out" 2> "$work/spawn.err" &
 spawner=$!
 start=$(date +%s)
-final_at=$((secs - 8)) next=$sample
+# the fresh writer: 3 s, ending 5 s before the others (short runs: halfway)
+final_at=$((secs >= 16 ? secs - 8 : secs / 2)) next=$sample
 while kill -0 "$spawner" 2> /dev/null; do
 	elapsed=$(($(date +%s) - start))
 	if [ -z "$final" ] && [ "$elapsed" -ge "$final_at" ]; then

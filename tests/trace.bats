@@ -220,6 +220,29 @@ sched_switch_attached() {
 	assert_detached
 }
 
+# A soak of seconds, tables never full: the counts must agree exactly with
+# the independent count and the fresh writer must be named.
+@test "make bench-soak's harness completes: counts exact, the fresh writer named" {
+	run env SOAK_SECONDS=10 SOAK_WRITERS=4 SOAK_SPAWNS=200 SOAK_SAMPLE=2 "$ROOT/bench/soak.sh" "$BUILD"
+	assert_success
+	assert_output --regexp $'\ncounts: EXACT\n'
+	local tool other
+	tool=$(sed -n "s/^comm soak-writer: tracer's rows \([0-9]*\), .*/\1/p" <<< "$output")
+	other=$(sed -n "s/^comm soak-writer: .*, independent \([0-9]*\)$/\1/p" <<< "$output")
+	[ "$tool" -gt 0 ]
+	[ "$tool" = "$other" ]
+	# (a slow guest may take too few samples for thirds)
+	assert_output --regexp $'\nRSS KiB +(thirds [0-9]+, [0-9]+, [0-9]+:|too few samples)'
+	assert_output --regexp $'\nattribution: fresh writer pid [0-9]+ \\(soak-final\\) .* OK$'
+	run "$BUILD/soakcount" maps x
+	[ "$status" -eq 2 ]
+	run "$BUILD/soakspawn" -w -1 /tmp
+	[ "$status" -eq 2 ]
+	run env SOAK_SECONDS=5 "$ROOT/bench/soak.sh" "$BUILD"
+	[ "$status" -eq 2 ]
+	assert_detached
+}
+
 @test "--pid keeps only the chosen process" {
 	make_fs ext4
 	# The chosen process exists before the tracer starts, and writes only
