@@ -106,12 +106,13 @@ sample_row() {
 		f["name"] == "proc_stats" { p = f["entries"]; pmax = f["max_entries"] }
 		f["name"] == "writer_stats" { w = f["entries"]; wmax = f["max_entries"] }
 		END { printf "%d %s %s %s %s", mem / 1024, p, w, pmax, wmax }')
-	series=$(grep -vc '^#' "$work/spt.prom" 2> /dev/null || echo 0)
+	# (grep -c prints 0 and fails when nothing matches; no file yet: nothing)
+	series=$(grep -vc '^#' "$work/spt.prom" 2> /dev/null) || true
 	# the reports are deltas: summed, they are the counts so far
 	cum=$(jq -s '[.[] | select(.type == "interval")] |
 		"\(map(.violations_total) | add // 0) \(map(.rows_dropped) | add // 0)"' -r \
 		"$work/trace.json" 2> /dev/null || echo "0 0")
-	echo "$1 $rss $maps $series $cum $cpu $(tail -n1 "$work/spawn.out" | sed -n 's/.*spawned=\([0-9]*\).*/\1/p')" \
+	echo "$1 $rss $maps ${series:-0} $cum $cpu $(tail -n1 "$work/spawn.out" | sed -n 's/.*spawned=\([0-9]*\).*/\1/p')" \
 		>> "$work/samples"
 }
 
