@@ -2,6 +2,7 @@
 /* enforce (BPF): when to resume a held writer. See hold.h. */
 #include <errno.h>
 #include <string.h>
+#include "escape.h"
 #include "hold.h"
 #include "json.h"
 
@@ -165,10 +166,14 @@ void hold_print_text(FILE *f, const struct hold_tracker *h, const struct spt_tot
 		(unsigned long long)t->holds_expired, (unsigned long long)t->kills,
 		(unsigned long long)t->would_hold, (unsigned long long)t->holds_refused_stale,
 		(unsigned long long)t->holds_unrecorded, (unsigned long long)h->resume_failed);
-	for (size_t i = 0; i < h->npids; i++)
+	for (size_t i = 0; i < h->npids; i++) {
+		char comm[TEXT_ESC_LEN(SPT_COMM_LEN)];
+
 		fprintf(f, "enforce: held pid %u (%s) %llu times, %.1f ms in all, longest %.1f ms\n",
-			h->pids[i].pid, h->pids[i].comm, (unsigned long long)h->pids[i].holds,
-			h->pids[i].delay_ns / 1e6, h->pids[i].max_ns / 1e6);
+			h->pids[i].pid, ESC_FIELD(comm, h->pids[i].comm),
+			(unsigned long long)h->pids[i].holds, h->pids[i].delay_ns / 1e6,
+			h->pids[i].max_ns / 1e6);
+	}
 }
 
 void hold_print_json(FILE *f, const struct hold_tracker *h, const struct spt_totals *t,

@@ -31,8 +31,11 @@ void html_escape(FILE *f, const char *s)
 			fputs("\xef\xbf\xbd", f);
 		} else if (*p < 0x80) {
 			fputc(*p, f);
-		} else if ((n = utf8_seq_len(p))) {
+		} else if ((n = utf8_seq_len(p)) && !(p[0] == 0xc2 && p[1] < 0xa0)) {
 			fwrite(p, 1, n, f);
+			p += n - 1;
+		} else if (n) { /* C1 controls: HTML's parse errors */
+			fputs("\xef\xbf\xbd", f);
 			p += n - 1;
 		} else {
 			fputs("\xef\xbf\xbd", f);

@@ -13,7 +13,8 @@ extern const char *const html_kind_colors[SPT_KIND_MAX];
 
 /*
  * s as HTML text or attribute value: & < > " ' as references; control
- * characters and bytes that are not UTF-8 as U+FFFD. NULL prints nothing.
+ * characters (C0, DEL, C1: U+0080..U+009F) and bytes that are not UTF-8 as
+ * U+FFFD; tab and newline as a space. NULL prints nothing.
  */
 void html_escape(FILE *f, const char *s);
 

@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include "escape.h"
 #include "msg.h"
 
+/* The line goes through the text escaper: messages quote what users and
+ * other processes named (paths, comms, arguments), and stay one line. */
 void spt_vmsg(const char *suffix, const char *fmt, va_list ap)
 {
+	char *line = NULL;
+
 	fputs("stablepage-trace: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&line, fmt, ap) >= 0)
+		text_puts(stderr, line);
+	free(line);
 	fputs(suffix, stderr);
 	fputc('\n', stderr);
 }

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <string.h>
 #include <time.h>
+#include "escape.h"
 #include "json.h"
 #include "parse.h"
 #include "report.h"
@@ -48,16 +49,23 @@ void print_event_text(FILE *f, const struct event_view *v)
 	const struct spt_event *e = v->e;
 	time_t secs = (time_t)v->ts;
 	struct tm tm;
-	char when[16], majmin[16];
+	char when[16], majmin[16], comm[TEXT_ESC_LEN(SPT_COMM_LEN)];
+	char devname[TEXT_ESC_LEN(SPT_DEVNAME_LEN)], fstype[TEXT_ESC_LEN(SPT_FSTYPE_LEN)];
 
 	localtime_r(&secs, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	format_majmin(majmin, e->dev);
-	fprintf(f, "%s.%06ld %-5s %-16.16s %7u %7u %-8s %-7s %-6s %9llu %8llu %s\n", when,
+	fprintf(f, "%s.%06ld %-5s %-16s %7u %7u %-8s %-7s %-6s %9llu %8llu ", when,
 		(long)((v->ts - (double)secs) * 1e6), spt_kind_names[e->kind % SPT_KIND_MAX],
-		e->comm, e->pid, e->tid, v->devname ? v->devname : "?", majmin,
-		v->fstype ? v->fstype : "?", (unsigned long long)shown_ino(e->ino),
-		(unsigned long long)e->index, v->path ? v->path : "(path unresolved)");
+		ESC_FIELD(comm, e->comm), e->pid, e->tid,
+		v->devname ? text_esc(devname, sizeof(devname), v->devname) : "?", majmin,
+		v->fstype ? text_esc(fstype, sizeof(fstype), v->fstype) : "?",
+		(unsigned long long)shown_ino(e->ino), (unsigned long long)e->index);
+	if (v->path)
+		text_puts(f, v->path);
+	else
+		fputs("(path unresolved)", f);
+	fputc('\n', f);
 }
 
 void print_event_json(FILE *f, const struct event_view *v)
@@ -103,6 +111,7 @@ static void print_proc_costs(FILE *f, const struct spt_summary *s, size_t top)
 
 	for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
 		const struct proc_row *p = &s->procs[i];
+		char comm[TEXT_ESC_LEN(SPT_COMM_LEN)];
 		double stall = p->s.would_stall_ns / 1e9, waited = p->s.stable_wait_ns / 1e9;
 
 		if (!p->s.would_stall_ns && !p->s.stable_wait_ns)
@@ -110,13 +119,14 @@ static void print_proc_costs(FILE *f, const struct spt_summary *s, size_t top)
 		if (!header)
 			fputc('\n', f);
 		header = true;
+		ESC_FIELD(comm, p->s.comm);
 		if (p->s.would_stall_ns)
 			fprintf(f, "Stable pages would have held pid %u (%s) for %.3f thread-s over %.1f s: "
-				   "%.1f%%\n", p->pid, p->s.comm, stall, traced,
+				   "%.1f%%\n", p->pid, comm, stall, traced,
 				traced > 0 ? 100 * stall / traced : 0.0);
 		if (p->s.stable_wait_ns)
 			fprintf(f, "Stable waits held pid %u (%s) for %.3f thread-s over %.1f s: %.1f%%\n",
-				p->pid, p->s.comm, waited, traced,
+				p->pid, comm, waited, traced,
 				traced > 0 ? 100 * waited / traced : 0.0);
 	}
 }
@@ -194,10 +204,12 @@ static void print_devs_text(FILE *f, const struct spt_summary *s)
 	fprintf(f, " %12s\n", "STABLE_WAITS");
 	for (size_t i = 0; i < s->ndevs; i++) {
 		const struct dev_row *d = &s->devs[i];
-		char majmin[16];
+		char majmin[16], devname[TEXT_ESC_LEN(sizeof(d->s.devname))],
+			fstype[TEXT_ESC_LEN(sizeof(d->s.fstype))];
 
 		format_majmin(majmin, d->dev);
-		fprintf(f, "%-10s %-8s %-8s %-6s ", d->s.devname, majmin, d->s.fstype,
+		fprintf(f, "%-10s %-8s %-8s %-6s ", ESC_FIELD(devname, d->s.devname),
+			majmin, ESC_FIELD(fstype, d->s.fstype),
 			d->s.stable ? "yes" : "no");
 		print_kind_columns(f, d->s.violations);
 		fprintf(f, " %12llu\n", (unsigned long long)stable_waits(d->s.waits));
@@ -214,8 +226,9 @@ static void print_procs_text(FILE *f, const struct spt_summary *s, size_t top)
 	fprintf(f, " %12s\n", "STABLE_WAITS");
 	for (size_t i = 0; i < min_size(top, s->nprocs); i++) {
 		const struct proc_row *p = &s->procs[i];
+		char comm[TEXT_ESC_LEN(SPT_COMM_LEN)];
 
-		fprintf(f, "%7u %-16.16s ", p->pid, p->s.comm);
+		fprintf(f, "%7u %-16s ", p->pid, ESC_FIELD(comm, p->s.comm));
 		print_kind_columns(f, p->s.violations);
 		fprintf(f, " %12llu\n", (unsigned long long)stable_waits(p->s.waits));
 	}
@@ -237,10 +250,13 @@ static void print_cgroups_text(FILE *f, const struct spt_summary *s, size_t top)
 		const struct cgroup_row *r = &s->cgroups[i];
 
 		print_kind_columns(f, r->violations);
-		if (r->path)
-			fprintf(f, "  %s\n", r->path);
-		else
+		if (r->path) {
+			fputs("  ", f);
+			text_puts(f, r->path);
+			fputc('\n', f);
+		} else {
 			fprintf(f, "  (cgroup id %llu, gone)\n", (unsigned long long)r->id);
+		}
 	}
 	if (lost)
 		fprintf(f, "%32llu  (no row: table full)\n", (unsigned long long)lost);
@@ -261,7 +277,9 @@ static void print_files_text(FILE *f, const struct spt_summary *s, size_t top)
 		format_majmin(majmin, r->key.dev);
 		fprintf(f, "%-8s %10llu ", majmin, (unsigned long long)shown_ino(r->key.ino));
 		print_kind_columns(f, r->s.violations);
-		fprintf(f, "  %s\n", r->path ? r->path : "(path unresolved)");
+		fputs("  ", f);
+		text_puts(f, r->path ? r->path : "(path unresolved)");
+		fputc('\n', f);
 	}
 }
 
@@ -493,7 +511,8 @@ void print_hists_text(FILE *f, const struct spt_summary *s)
 	for (size_t i = 0; i < s->nhists; i++) {
 		const struct hist_row *r = &s->hists[i];
 
-		fprintf(f, "\n%s on %s", hist_name(&r->key), r->device);
+		fprintf(f, "\n%s on ", hist_name(&r->key));
+		text_puts(f, r->device);
 		if (!hist_per_device(r->key.type))
 			fprintf(f, ", %s", spt_kind_names[r->key.kind]);
 		fprintf(f, " (%s): %llu, avg %.1f us\n", hist_what[r->key.type],

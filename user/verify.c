@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "escape.h"
 #include "json.h"
 #include "parse.h"
 #include "prom.h"
@@ -90,7 +91,10 @@ void print_verify_text(FILE *f, const struct spt_verify_summary *v, size_t top)
 	for (size_t i = 0; i < v->ndevs; i++) {
 		const struct verify_dev_row *d = &v->devs[i];
 
-		fprintf(f, "%-10s %u:%-6u %-9s %10llu %10llu %10llu\n", d->device,
+		char device[TEXT_ESC_LEN(sizeof(d->device))];
+
+		fprintf(f, "%-10s %u:%-6u %-9s %10llu %10llu %10llu\n",
+			ESC_FIELD(device, d->device),
 			spt_kdev_major(d->key.dev), spt_kdev_minor(d->key.dev), kind_name(d->key.kind),
 			(unsigned long long)d->s.verified, (unsigned long long)d->s.changed,
 			(unsigned long long)d->s.unverified);
@@ -101,13 +105,16 @@ void print_verify_text(FILE *f, const struct spt_verify_summary *v, size_t top)
 		"CHANGED", "LAST_OFFSET", "FILE");
 	for (size_t i = 0; i < v->nchanges && i < top; i++) {
 		const struct verify_change_row *c = &v->changes[i];
+		char comm[TEXT_ESC_LEN(sizeof(c->v.comm))], device[TEXT_ESC_LEN(sizeof(c->device))];
 
-		fprintf(f, "%7u %-16.16s %-9s %-10s %10llu %14llu  ", c->key.tgid,
-			c->v.comm[0] ? c->v.comm : "-", kind_name(c->key.kind), c->device,
+		fprintf(f, "%7u %-16s %-9s %-10s %10llu %14llu  ", c->key.tgid,
+			c->v.comm[0] ? ESC_FIELD(comm, c->v.comm) : "-",
+			kind_name(c->key.kind), ESC_FIELD(device, c->device),
 			(unsigned long long)c->v.pages, (unsigned long long)c->v.offset);
-		if (c->path)
-			fprintf(f, "%s\n", c->path);
-		else if (c->key.ino)
+		if (c->path) {
+			text_puts(f, c->path);
+			fputc('\n', f);
+		} else if (c->key.ino)
 			fprintf(f, "(ino %llu on %u:%u)\n", (unsigned long long)c->key.ino,
 				spt_kdev_major(c->key.file_dev), spt_kdev_minor(c->key.file_dev));
 		else
