@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include "enforce.h"
+#include "escape.h"
 #include "hold_record.h"
 #include "msg.h"
 #include "parse.h"
@@ -65,6 +66,23 @@ static void warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	spt_vmsg("", fmt, ap);
 	va_end(ap);
+}
+
+/* "enforce: ..." on stderr, escaped: it names mount points and devices. */
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+	char *line = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&line, fmt, ap) >= 0) {
+		fputs("enforce: ", stderr);
+		text_puts(stderr, line);
+		fputc('\n', stderr);
+	}
+	va_end(ap);
+	free(line);
 }
 
 static int write_int_file(const char *path, int value)
@@ -179,7 +197,8 @@ static void busy_users(uint32_t dev, char *buf, size_t len)
 		while (f && !uses && fgets(path, sizeof(path), f)) {
 			unsigned int maj, min;
 
-			if (sscanf(path, "%*s %*s %*s %x:%x", &maj, &min) == 2)
+			if (sscanf(path, "%*s %*s %*s %x:%x", &maj, &min) == 2 &&
+			    maj < 1U << (32 - SPT_MINORBITS) && min < 1U << SPT_MINORBITS)
 				uses = spt_kdev(maj, min) == dev;
 		}
 		if (f)
@@ -213,8 +232,8 @@ static int remount(struct enforced_fs *fs, const struct mountinfo_entry *e)
 		return 0;
 	}
 	/* umount writes the filesystem's dirty data back first: say what we wait for. */
-	fprintf(stderr, "enforce: unmounting %s to mount it again (waits for its dirty data to "
-			"be written)...\n", fs->mountpoint);
+	note("unmounting %s to mount it again (waits for its dirty data to be written)...",
+	     fs->mountpoint);
 	if (umount2(fs->mountpoint, 0)) {
 		if (errno == EBUSY) {
 			busy_users(fs->dev, users, sizeof(users));
@@ -236,33 +255,33 @@ static int remount(struct enforced_fs *fs, const struct mountinfo_entry *e)
 	}
 	fs->in_effect = true;
 	fs->remounted = true;
-	fprintf(stderr, "enforce: mounted %s again: stable writes in effect there\n",
-		fs->mountpoint);
+	note("mounted %s again: stable writes in effect there", fs->mountpoint);
 	return 0;
 }
 
 /* Mounts of disk i: record each superblock once; remount it if asked. */
 static int find_mounts(int disk, bool do_remount)
 {
-	static char lines[MAX_FS][4096];
+	/* entries[i] points into lines[i]: mountinfo lines of any length. */
+	static char *lines[MAX_FS];
 	static struct mountinfo_entry entries[MAX_FS];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
+	size_t cap = 0;
 	int n = 0, err = 0;
 
 	if (!f)
 		return -1;
-	while (n < MAX_FS && fgets(line, sizeof(line), f)) {
+	while (n < MAX_FS && getline(&lines[n], &cap, f) >= 0) {
 		struct spt_disk d;
 		uint32_t bdev;
 
-		memcpy(lines[n], line, sizeof(line));
 		if (!parse_mountinfo_line(lines[n], &entries[n]))
 			continue;
 		bdev = resolve_mount_bdev(&entries[n]);
 		if (resolve_disk(bdev, &d) || d.dev != enf.devs[disk].disk.dev)
 			continue;
 		n++;
+		cap = 0; /* the next line in a buffer of its own */
 	}
 	fclose(f);
 	for (int i = 0; i < n && enf.nfs < MAX_FS; i++) {
@@ -288,17 +307,19 @@ static int find_mounts(int disk, bool do_remount)
 		if (fs->in_effect)
 			continue;
 		if (!do_remount)
-			fprintf(stderr,
-				"enforce: %s (%s on %s) was mounted before stable_writes was set: "
-				"not "
-				"in effect until it is mounted again (--remount does it)\n",
-				fs->mountpoint, fs->fstype, enf.devs[disk].disk.name);
+			note("%s (%s on %s) was mounted before stable_writes was set: not in "
+			     "effect until it is mounted again (--remount does it)",
+			     fs->mountpoint, fs->fstype, enf.devs[disk].disk.name);
 		else if (mounts > 1)
 			warn("cannot remount %s: the filesystem is mounted %d times (bind mounts); "
 			     "unmount the others first",
 			     fs->mountpoint, mounts);
 		else if (remount(fs, &entries[i]))
 			err = -1;
+	}
+	for (int i = 0; i <= n && i < MAX_FS; i++) {
+		free(lines[i]);
+		lines[i] = NULL;
 	}
 	return err;
 }

@@ -73,10 +73,10 @@ static size_t read_disk_mounts(struct disk_mount **out)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	struct disk_mount *m = NULL, *grown;
-	char line[4096];
-	size_t n = 0;
+	char *line = NULL;
+	size_t n = 0, cap = 0;
 
-	while (f && fgets(line, sizeof(line), f)) {
+	while (f && getline(&line, &cap, f) >= 0) {
 		struct mountinfo_entry e;
 		struct spt_disk d;
 
@@ -93,6 +93,7 @@ static size_t read_disk_mounts(struct disk_mount **out)
 	}
 	if (f)
 		fclose(f);
+	free(line);
 	*out = m;
 	return n;
 }

@@ -49,6 +49,7 @@ enum {
 	OPT_MAX_DELAY,
 	OPT_TIME_ALL_WAITS,
 	OPT_VERIFY,
+	OPT_HELP, /* --help; -? is key '?', checked by help_asked() */
 };
 
 /*
@@ -120,10 +121,11 @@ static const struct spt_option {
 				       "Kernel BTF to use instead of " SYSFS_BTF, 7 } },
 	{ EVERY, 0, { "verbose", 'v', NULL, 0, "Print libbpf and loader diagnostics", 7 } },
 	/* Our own: with ARGP_NO_ERRS (for one-line errors) argp's --help prints nothing and returns. */
-	{ EVERY, 0, { "help", '?', NULL, 0, "Give this help list", -1 } },
+	{ EVERY, 0, { "help", OPT_HELP, NULL, 0, "Give this help list", -1 } },
 	{ EVERY, 0, { "usage", OPT_USAGE, NULL, 0, "Give a short usage message", -1 } },
 	{ EVERY, 0, { "version", 'V', NULL, 0, "Print program version", -1 } },
 	{ EVERY, 0, { NULL, 'h', NULL, OPTION_HIDDEN, "Show this help", 0 } },
+	{ EVERY, 0, { NULL, '?', NULL, OPTION_HIDDEN, "Show this help", 0 } },
 };
 
 #define NOPTS (sizeof(all_opts) / sizeof(all_opts[0]))
@@ -314,20 +316,31 @@ static error_t parse_mode_arg(struct options *o, int key, char *arg)
 	return 0;
 }
 
+/* An interval report takes a map walk of every table: ten a second at most. */
+#define SPT_MIN_INTERVAL 0.1
+
+/* -i or INTERVAL: a duration of at least SPT_MIN_INTERVAL. */
+static bool parse_interval(const char *arg, double *secs)
+{
+	return parse_duration(arg, secs) && *secs >= SPT_MIN_INTERVAL;
+}
+
 /* The options that take a number or a duration. */
 static error_t parse_number_arg(struct options *o, int key, char *arg)
 {
 	switch (key) {
 	case 'd':
 		if (!parse_duration(arg, &o->duration))
-			return REFUSE("invalid duration '%s': use e.g. 10, 10s, 2m or 500ms", arg);
+			return REFUSE("invalid duration '%s': 1ms to 365 days, e.g. 10, 10s, 2m or "
+				      "500ms", arg);
 		return 0;
 	case 'i':
 		if (o->interval_given)
 			return REFUSE("the interval is given twice: -i %s and a positional INTERVAL",
 				      arg);
-		if (!parse_duration(arg, &o->interval))
-			return REFUSE("invalid interval '%s': use e.g. 5, 5s, 1m or 500ms", arg);
+		if (!parse_interval(arg, &o->interval))
+			return REFUSE("invalid interval '%s': at least 0.1 s, e.g. 5, 5s, 1m or 500ms",
+				      arg);
 		o->interval_given = true;
 		return 0;
 	case OPT_TOP:
@@ -350,7 +363,8 @@ static error_t parse_number_arg(struct options *o, int key, char *arg)
 		return 0;
 	case OPT_MAX_DELAY:
 		if (!parse_duration(arg, &o->max_delay) || o->max_delay <= 0 || o->max_delay > 60)
-			return REFUSE("invalid --max-delay '%s': a duration up to 60 s, e.g. 1, 200ms",
+			return REFUSE("invalid --max-delay '%s': a duration from 1ms to 60 s, e.g. 1, "
+				      "200ms",
 				      arg);
 		o->max_delay_given = true;
 		return 0;
@@ -376,9 +390,9 @@ static error_t parse_positional(struct options *o, unsigned int nth, char *arg)
 		if (o->interval_given)
 			return REFUSE("the interval is given twice: -i and a positional INTERVAL '%s'",
 				      arg);
-		if (!parse_duration(arg, &o->interval))
-			return REFUSE("invalid INTERVAL '%s': a number of seconds (5, 0.5, 500ms, 1m)",
-				      arg);
+		if (!parse_interval(arg, &o->interval))
+			return REFUSE("invalid INTERVAL '%s': a number of seconds, at least 0.1 (5, 0.5, "
+				      "500ms, 1m)", arg);
 		o->interval_given = true;
 		return 0;
 	}
@@ -408,6 +422,20 @@ static bool *flag_of(struct options *o, int key)
 	case 'v': return &o->verbose;
 	}
 	return NULL;
+}
+
+/*
+ * Whether key '?' is -?: argp also passes '?' for a short option byte 0xff
+ * (getopt's optopt -1 is argp's KEY_END), which printed the help and exited
+ * 0 (tests/fuzz/corpus/options). The cluster being read holds a '?'.
+ */
+static bool help_asked(const struct argp_state *state)
+{
+	for (int i = state->next - 1; i <= state->next && i < state->argc; i++)
+		if (i > 0 && state->argv[i][0] == '-' && state->argv[i][1] != '-' &&
+		    strchr(state->argv[i], '?'))
+			return true;
+	return false;
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -443,8 +471,13 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_ATTACH_MODE:
 	case OPT_ACTION:
 		return parse_mode_arg(o, key, arg);
-	case 'h':
 	case '?':
+		if (!help_asked(state))
+			return REFUSE("unknown option or missing value: '%s'",
+				      state->argv[state->next > 1 ? state->next - 1 : 0]);
+		/* fall through */
+	case 'h':
+	case OPT_HELP:
 		print_help(stdout, o->cmd, ARGP_HELP_STD_HELP);
 		exit(EXIT_SUCCESS);
 	case OPT_USAGE:

@@ -14,11 +14,12 @@ bool parse_duration(const char *s, double *secs)
 	char *end;
 	double v, scale = 1;
 
-	if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
+	/* A decimal number: strtod would take hex, "inf" and white space too. */
+	if (!s || !(isdigit((unsigned char)*s) || (*s == '.' && isdigit((unsigned char)s[1]))))
 		return false;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v))
+	if (errno || end == s || !isfinite(v) || strspn(s, "0123456789.eE+-") < (size_t)(end - s))
 		return false;
 	if (!strcmp(end, "") || !strcmp(end, "s"))
 		scale = 1;
@@ -31,7 +32,7 @@ bool parse_duration(const char *s, double *secs)
 	else
 		return false;
 	v *= scale;
-	if (v <= 0 || v > 365 * 24 * 3600.0)
+	if (v < SPT_MIN_DURATION || v > SPT_MAX_DURATION)
 		return false;
 	*secs = v;
 	return true;
@@ -115,31 +116,37 @@ void unescape_octal(char *s)
 }
 
 /* 36 35 98:0 /mnt1 /mnt/parent rw,noatime master:1 - ext3 /dev/root rw,errors=continue */
+/* Six fields, optional fields up to "-", then three: any number of optional
+ * fields, of any length (the caller reads whole lines). */
 bool parse_mountinfo_line(char *line, struct mountinfo_entry *e)
 {
-	char *fields[32];
-	int n = 0, sep = -1;
+	char *fields[6], *after[3] = { NULL, NULL, NULL };
+	int n = 0, nafter = -1;
 	char *save = NULL, *tok;
+	uint32_t kdev;
 
 	line[strcspn(line, "\n")] = '\0';
-	for (tok = strtok_r(line, " ", &save); tok && n < 32; tok = strtok_r(NULL, " ", &save)) {
-		if (sep < 0 && n >= 6 && !strcmp(tok, "-"))
-			sep = n;
-		fields[n++] = tok;
+	for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		if (n < 6)
+			fields[n++] = tok;
+		else if (nafter < 0 && !strcmp(tok, "-"))
+			nafter = 0;
+		else if (nafter >= 0 && nafter < 3)
+			after[nafter++] = tok;
 	}
-	if (sep < 0 || n < sep + 3)
+	if (n < 6 || nafter < 2 || !parse_majmin(fields[2], &kdev))
 		return false;
-	if (sscanf(fields[2], "%u:%u", &e->major, &e->minor) != 2)
-		return false;
-	for (int i = 3; i <= 4; i++)
-		unescape_octal(fields[i]);
-	unescape_octal(fields[sep + 2]);
+	e->major = spt_kdev_major(kdev);
+	e->minor = spt_kdev_minor(kdev);
+	unescape_octal(fields[3]);
+	unescape_octal(fields[4]);
+	unescape_octal(after[1]);
 	e->root = fields[3];
 	e->mountpoint = fields[4];
-	e->fstype = fields[sep + 1];
-	e->source = fields[sep + 2];
+	e->fstype = after[0];
+	e->source = after[1];
 	e->mount_opts = fields[5];
-	e->super_opts = n > sep + 3 ? fields[sep + 3] : "";
+	e->super_opts = after[2] ? after[2] : "";
 	return true;
 }
 
@@ -196,7 +203,8 @@ bool mount_args(const char *mount_opts, const char *super_opts, unsigned long *f
 
 bool parse_state_line(char *line, const char **name, uint32_t *kdev, int *value)
 {
-	char *save = NULL, *dev, *val, *extra, *end;
+	char *save = NULL, *dev, *val, *extra;
+	unsigned long v;
 
 	line[strcspn(line, "\n")] = '\0';
 	*name = strtok_r(line, " ", &save);
@@ -205,7 +213,9 @@ bool parse_state_line(char *line, const char **name, uint32_t *kdev, int *value)
 	extra = strtok_r(NULL, " ", &save);
 	if (!*name || !dev || !val || extra || **name == '#' || !parse_majmin(dev, kdev))
 		return false;
-	errno = 0;
-	*value = (int)strtol(val, &end, 10);
-	return !errno && end != val && !*end && (*value == 0 || *value == 1);
+	/* Checked before narrowing: "4294967297" is no 1. */
+	if (!parse_uint(val, 1, &v))
+		return false;
+	*value = (int)v;
+	return true;
 }

@@ -22,7 +22,11 @@ static inline unsigned int spt_kdev_minor(uint32_t dev)
 	return dev & ((1U << SPT_MINORBITS) - 1);
 }
 
-/* "10", "10s", "1.5m", "250ms", "1h" -> seconds (> 0). */
+/* Durations: 1 ms (the shortest a timer of the tool honours) to a year. */
+#define SPT_MIN_DURATION 0.001
+#define SPT_MAX_DURATION (365 * 24 * 3600.0)
+/* "10", "10s", "1.5m", "250ms", "1h" -> seconds, SPT_MIN_DURATION to
+ * SPT_MAX_DURATION; anything else (hex, "inf", signs, white space) false. */
 bool parse_duration(const char *s, double *secs);
 /* A positive decimal pid that fits in 32 bits. */
 bool parse_pid(const char *s, uint32_t *pid);

@@ -48,14 +48,15 @@ static void free_mounts(void)
 static void load_mounts(void)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[8192];
+	char *line = NULL;
+	size_t cap = 0;
 
 	free_mounts();
 	mounts_loaded = true;
 	mounts_loaded_at = time(NULL);
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &cap, f) >= 0) {
 		struct mountinfo_entry e;
 		struct mount_info *m;
 
@@ -71,6 +72,7 @@ static void load_mounts(void)
 		mounts[nmounts].cgroup2 = !strcmp(e.fstype, "cgroup2");
 		nmounts++;
 	}
+	free(line);
 	fclose(f);
 }
 
@@ -110,19 +112,29 @@ uint32_t resolve_mount_bdev(const struct mountinfo_entry *e)
 int read_int_file(const char *path, int *value)
 {
 	FILE *f = fopen(path, "re");
-	int ok;
+	char buf[32], *end;
+	long v;
+	bool ok;
 
 	if (!f)
 		return -errno;
-	ok = fscanf(f, "%d", value) == 1;
+	ok = fgets(buf, sizeof(buf), f) != NULL;
 	fclose(f);
-	return ok ? 0 : -EINVAL;
+	if (!ok)
+		return -EINVAL;
+	/* Checked before narrowing to int. */
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n') || v < INT_MIN || v > INT_MAX)
+		return -EINVAL;
+	*value = (int)v;
+	return 0;
 }
 
 int resolve_disk(uint32_t kdev, struct spt_disk *d)
 {
-	char link[64], path[PATH_MAX + 16];
-	unsigned int maj, min;
+	char link[64], path[PATH_MAX + 16], majmin[32];
+	bool ok;
 	FILE *f;
 
 	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", spt_kdev_major(kdev),
@@ -137,13 +149,12 @@ int resolve_disk(uint32_t kdev, struct spt_disk *d)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	if (fscanf(f, "%u:%u", &maj, &min) != 2) {
-		fclose(f);
-		return -EINVAL;
-	}
+	ok = fgets(majmin, sizeof(majmin), f) != NULL;
 	fclose(f);
-	d->dev = spt_kdev(maj, min);
-	return 0;
+	if (!ok)
+		return -EINVAL;
+	majmin[strcspn(majmin, "\n")] = '\0';
+	return parse_majmin(majmin, &d->dev) ? 0 : -EINVAL;
 }
 
 /* /sys/class/block/NAME/dev holds "MAJ:MIN\n". */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include "escape.h"
 #include "json.h"
 #include "parse.h"
 #include "prom.h"
@@ -64,6 +65,60 @@ static void test_duration(void)
 	CHECK(!parse_duration("", &d));
 	CHECK(!parse_duration("nan", &d));
 	CHECK(!parse_duration("inf", &d));
+	/* 1 ms at least; decimal only */
+	CHECK(parse_duration("1ms", &d) && d == 0.001);
+	CHECK(parse_duration("0.001", &d) && d == 0.001);
+	CHECK(parse_duration(".5", &d) && d == 0.5);
+	CHECK(!parse_duration("0.5ms", &d));
+	CHECK(!parse_duration("0.0009", &d));
+	CHECK(!parse_duration("1e-9", &d));
+	CHECK(!parse_duration("0x10", &d));
+	CHECK(!parse_duration(" 5", &d));
+	CHECK(!parse_duration("+5", &d));
+	CHECK(!parse_duration(".", &d));
+	CHECK(!parse_duration("1e400", &d));
+	CHECK(parse_duration("365d", &d) == false);
+	CHECK(parse_duration("8760h", &d) && !parse_duration("8761h", &d));
+}
+
+/* text_esc into a buffer of len bytes */
+static bool esc_is(const char *in, size_t len, const char *want)
+{
+	char buf[256];
+
+	return !strcmp(text_esc(buf, len, in), want);
+}
+
+static void esc_to(FILE *f, const void *s)
+{
+	text_puts(f, s);
+}
+
+static void test_text_escape(void)
+{
+	char *out;
+
+	CHECK(esc_is("postgres", 256, "postgres"));
+	CHECK(esc_is("\x1b]2;pwned\a\x1b[2J", 256, "\\x1b]2;pwned\\x07\\x1b[2J"));
+	CHECK(esc_is("a\x1b[31mb", 256, "a\\x1b[31mb"));
+	CHECK(esc_is("\033[31mred\r\n\t\177", 256, "\\x1b[31mred\\x0d\\x0a\\x09\\x7f"));
+	/* C1 controls, raw or as UTF-8 (8-bit CSI), and bytes that are not UTF-8 */
+	CHECK(esc_is("\x9b" "2J", 256, "\\x9b2J"));
+	CHECK(esc_is("\xc2\x9b" "2J", 256, "\\xc2\\x9b2J"));
+	CHECK(esc_is("\xff\xc3", 256, "\\xff\\xc3"));
+	/* UTF-8 stays, U+00A0 and above */
+	CHECK(esc_is("caf\xc3\xa9 \xe2\x82\xac \xc2\xa0", 256,
+		     "caf\xc3\xa9 \xe2\x82\xac \xc2\xa0"));
+	CHECK(esc_is("a\\b", 256, "a\\\\b"));
+	CHECK(esc_is(NULL, 256, ""));
+	/* an escape that does not fit whole is left out */
+	CHECK(esc_is("ab\x1b", 6, "ab"));
+	CHECK(esc_is("ab\x1b", 7, "ab\\x1b"));
+	CHECK(esc_is("\xc3\xa9", 2, ""));
+	CHECK(esc_is("abc", 1, ""));
+	out = capture(esc_to, "\x1b[2J/tmp/x\ny");
+	CHECK(out && !strcmp(out, "\\x1b[2J/tmp/x\\x0ay"));
+	free(out);
 }
 
 static void test_pid_uint(void)
@@ -113,6 +168,37 @@ static void test_mountinfo(void)
 	CHECK(!strcmp(e.mount_opts, "rw,noatime") && !strcmp(e.super_opts, "rw,errors=continue"));
 	CHECK(parse_mountinfo_line(line2, &e) && !strcmp(e.fstype, "xfs") && e.minor == 1);
 	CHECK(!parse_mountinfo_line(bad, &e));
+	{
+		/* out of range MAJ:MIN; no "-"; fewer than six fields */
+		char big[] = "45 27 4096:1 / /x rw - xfs /dev/loop1 rw\n",
+		     neg[] = "45 27 -7:1 / /x rw - xfs /dev/loop1 rw\n",
+		     nosep[] = "45 27 7:1 / /x rw shared:1 xfs /dev/loop1 rw\n",
+		     short6[] = "45 27 7:1 / - xfs /dev/loop1\n",
+		     nosuper[] = "45 27 7:1 / /x rw - xfs /dev/loop1\n";
+
+		CHECK(!parse_mountinfo_line(big, &e));
+		CHECK(!parse_mountinfo_line(neg, &e));
+		CHECK(!parse_mountinfo_line(nosep, &e));
+		CHECK(!parse_mountinfo_line(short6, &e));
+		CHECK(parse_mountinfo_line(nosuper, &e) && !strcmp(e.super_opts, ""));
+	}
+	{
+		/* 40 optional fields and a 10000-byte mount point: no limit of either */
+		size_t len = 40000;
+		char *l = malloc(len), *p = l;
+
+		p += sprintf(p, "1 2 7:2 / /");
+		for (int i = 0; i < 5000; i++) /* " a", escaped as mountinfo does */
+			p += sprintf(p, "\\040a");
+		p += sprintf(p, " rw");
+		for (int i = 0; i < 40; i++)
+			p += sprintf(p, " shared:%d", i);
+		sprintf(p, " - ext4 /dev/loop2 rw,nodelalloc\n");
+		CHECK(parse_mountinfo_line(l, &e) && e.minor == 2 && !strcmp(e.fstype, "ext4") &&
+		      !strcmp(e.super_opts, "rw,nodelalloc") && strlen(e.mountpoint) == 1 + 10000 &&
+		      e.mountpoint[1] == ' ' && e.mountpoint[2] == 'a');
+		free(l);
+	}
 }
 
 static void test_mount_args(void)
@@ -147,6 +233,14 @@ static void test_state_line(void)
 	CHECK(!parse_state_line(bad3, &name, &dev, &v));
 	CHECK(!parse_state_line(bad4, &name, &dev, &v));
 	CHECK(!parse_state_line(bad5, &name, &dev, &v));
+	{
+		/* range-checked before narrowing: 2^32 + 1 is no 1 */
+		char wrap[] = "loop3 7:3 4294967297", neg[] = "loop3 7:3 -1", sp[] = "loop3 7:3 +1";
+
+		CHECK(!parse_state_line(wrap, &name, &dev, &v));
+		CHECK(!parse_state_line(neg, &name, &dev, &v));
+		CHECK(!parse_state_line(sp, &name, &dev, &v));
+	}
 }
 
 static void test_json(void)
@@ -765,7 +859,7 @@ static void test_options(void)
 	CHECK(parse(&o, CMD_TRACE, "--attach-mode bogus") &&
 	      !strcmp(o.error, "invalid --attach-mode 'bogus': auto, tracepoint or fentry"));
 	CHECK(parse(&o, CMD_TRACE, "-d soon -q") &&
-	      !strcmp(o.error, "invalid duration 'soon': use e.g. 10, 10s, 2m or 500ms"));
+	      !strcmp(o.error, "invalid duration 'soon': 1ms to 365 days, e.g. 10, 10s, 2m or 500ms"));
 	CHECK(parse(&o, CMD_TRACE, "-q --no-such-option") &&
 	      !strcmp(o.error, "unknown option or missing value: '--no-such-option'"));
 	CHECK(parse(&o, CMD_TRACE, "-d") && !strcmp(o.error, "unknown option or missing value: '-d'"));
@@ -1014,8 +1108,22 @@ static void test_options_cli(void)
 	      !strcmp(o.error, "unexpected word 'five': INTERVAL is a number of seconds, and a "
 			       "command comes first (stablepage-trace COMMAND [OPTION...])"));
 	CHECK(parse(&o, CMD_TRACE, "5x") &&
-	      !strcmp(o.error, "invalid INTERVAL '5x': a number of seconds (5, 0.5, 500ms, 1m)"));
+	      !strcmp(o.error, "invalid INTERVAL '5x': a number of seconds, at least 0.1 (5, 0.5, "
+			       "500ms, 1m)"));
 	CHECK(parse(&o, CMD_TRACE, "0") && strstr(o.error, "invalid INTERVAL '0'"));
+	/* below the shortest: 1 ms for -d, 0.1 s for intervals (a map walk each) */
+	CHECK(parse(&o, CMD_TRACE, "0.05") && strstr(o.error, "invalid INTERVAL '0.05'"));
+	CHECK(parse(&o, CMD_TRACE, "-i 99ms") &&
+	      strstr(o.error, "invalid interval '99ms': at least 0.1 s"));
+	CHECK(!parse(&o, CMD_TRACE, "-i 100ms") && o.interval == 0.1);
+	CHECK(parse(&o, CMD_TRACE, "-d 0.5ms") && strstr(o.error, "invalid duration '0.5ms'"));
+	CHECK(!parse(&o, CMD_TRACE, "-d 1ms") && o.duration == 0.001);
+	CHECK(parse(&o, CMD_ENFORCE, "--max-delay 0.1ms") && strstr(o.error, "invalid --max-delay"));
+	CHECK(parse(&o, CMD_TRACE, "--verify=4294967297") && strstr(o.error, "invalid --verify"));
+	CHECK(parse(&o, CMD_TRACE, "--top 18446744073709551617") && strstr(o.error, "invalid --top"));
+	/* a short option byte 0xff is no -? (argp passes both as '?') */
+	CHECK(parse(&o, CMD_TRACE, "-\xff") &&
+	      !strcmp(o.error, "unknown option or missing value: '-\xff'"));
 	CHECK(parse(&o, CMD_TRACE, "-- -1") && strstr(o.error, "invalid INTERVAL '-1'"));
 	CHECK(parse(&o, CMD_TRACE, "5 ten") &&
 	      !strcmp(o.error, "invalid COUNT 'ten': a number of reports, 1 to 1000000"));
@@ -1245,6 +1353,7 @@ static void test_verify_report(void)
 int main(void)
 {
 	test_duration();
+	test_text_escape();
 	test_pid_uint();
 	test_majmin();
 	test_mountinfo();
