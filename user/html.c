@@ -210,7 +210,7 @@ static void timeline_bar(FILE *f, const struct frame *fr, const struct svg_bin *
 
 	if (!(bw > 0))
 		return;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < SPT_KIND_MAX; k++) {
 		double y0 = frame_y(fr, base), y1 = frame_y(fr, base + b->v[k]);
 
 		base += b->v[k];
@@ -230,7 +230,11 @@ void svg_timeline(FILE *f, const struct svg_bin *bins, int nbins, const char *la
 	double max = 0, span = 0;
 
 	for (int i = 0; i < nbins; i++) {
-		max = fmax(max, bins[i].v[0] + bins[i].v[1] + bins[i].v[2]);
+		double sum = 0;
+
+		for (int k = 0; k < SPT_KIND_MAX; k++)
+			sum += bins[i].v[k];
+		max = fmax(max, sum);
 		span = fmax(span, bins[i].t1);
 	}
 	fr.ymax = nice_max(max);

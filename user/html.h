@@ -31,7 +31,7 @@ void svg_histogram(FILE *f, const double *slots, int nslots, const char *label);
 /* One bar of a timeline: violations per kind in [t0, t1) seconds. */
 struct svg_bin {
 	double t0, t1;
-	double v[3];
+	double v[SPT_KIND_MAX];
 };
 
 /*

@@ -256,6 +256,36 @@ static void test_html_page(void)
 	free(page);
 }
 
+/* The timeline's bars hold all four kinds: a metadata event, and interval
+ * counts with metadata, were written past a bar of three (the report
+ * fuzzer; tests/fuzz/corpus/report). */
+static void test_html_timeline_metadata(void)
+{
+	static const char events[] =
+		"{\"type\":\"violation\",\"ts\":10,\"kind\":\"metadata\"}\n"
+		"{\"type\":\"violation\",\"ts\":12,\"kind\":\"write\"}\n"
+		"{\"type\":\"summary\",\"duration_s\":3,\"violations\":{\"write\":1,"
+		"\"metadata\":1}}\n";
+	static const char intervals[] =
+		"{\"type\":\"interval\",\"duration_s\":1,\"violations\":{\"metadata\":2}}\n"
+		"{\"type\":\"summary\",\"duration_s\":2,\"violations\":{\"metadata\":5}}\n";
+	const char *inputs[] = { events, intervals };
+
+	for (int i = 0; i < 2; i++) {
+		char *page = NULL, err[256];
+		size_t len = 0;
+		struct run run;
+		FILE *f = open_memstream(&page, &len);
+
+		CHECK(!run_load(&run, inputs[i], strlen(inputs[i]), err, sizeof(err)));
+		html_report(f, &run, "run.json");
+		fclose(f);
+		run_free(&run);
+		CHECK(strstr(page, i ? "s, metadata: 3</title>" : "s, metadata: 1</title>"));
+		free(page);
+	}
+}
+
 void report_tests(int *c, int *fl)
 {
 	checks = c;
@@ -267,4 +297,5 @@ void report_tests(int *c, int *fl)
 	test_round_trip();
 	test_html_escape();
 	test_html_page();
+	test_html_timeline_metadata();
 }
