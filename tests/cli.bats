@@ -56,6 +56,26 @@ expect_error() {
 	expect_error 2 "invalid duration '-3'" --duration=-3
 }
 
+@test "durations below 1 ms, intervals below 0.1 s, numbers out of range: one line, exit 2" {
+	expect_error 2 "invalid duration '0.5ms': 1ms to 365 days" -d 0.5ms
+	expect_error 2 "invalid duration '0x10'" -d 0x10
+	expect_error 2 "invalid duration '1e-9'" -d 1e-9
+	expect_error 2 "invalid interval '50ms': at least 0.1 s" -i 50ms
+	expect_error 2 "invalid INTERVAL '0.09': a number of seconds, at least 0.1" 0.09
+	expect_error 2 "invalid --max-delay '0.1ms'" enforce --comm x --max-delay 0.1ms
+	expect_error 2 "invalid pid '4294967297'" -p 4294967297
+	expect_error 2 "invalid --verify '4294967297'" --verify=4294967297
+	expect_error 2 "invalid --top '18446744073709551617'" --top 18446744073709551617
+	expect_error 2 "unknown device '4096:0'" --dev 4096:0
+	expect_error 2 "unknown device '7:-1'" --dev 7:-1
+}
+
+@test "control bytes in arguments are escaped in the error line; a byte 0xff is no -?" {
+	expect_error 2 "unknown device 'a\\\\x1b\\[2J\\\\x0ab'" --dev $'a\e[2J\nb'
+	! grep -q $'\e' "$BATS_TEST_TMPDIR/err"
+	expect_error 2 "unknown option or missing value: '-\\\\xff'" -$'\xff'
+}
+
 @test "bad pid: exit 2" {
 	expect_error 2 "invalid pid 'abc'" -p abc
 	expect_error 2 "invalid pid '0'" -p 0
@@ -200,4 +220,29 @@ expect_error() {
 	expect_error 2 "belong to 'stablepage-trace enforce'" --action kill
 	expect_error 2 "enforce --native needs --dev" enforce --native
 	expect_error 2 "enforce --restore takes no other" enforce --restore --dev "$(ls /sys/block | head -1)"
+}
+
+# A writer whose comm and file name hold terminal escapes (ESC, BEL): the
+# text output (event lines, tables, file paths) holds them escaped, as
+# \x1b...; the JSON output holds them as JSON escapes and reads back whole.
+@test "a comm and a path with escape sequences: escaped in text, JSON escapes in --json" {
+	local name=$'\e[2J\e]0;x\a' ctl='[\x01-\x09\x0b-\x1f\x7f]'
+	make_fs ext4
+	# comm is the name exec'd: a link to the reproducer named so.
+	ln -s "$WAC" "$BATS_TEST_TMPDIR/$name"
+	start_tracer --dev "$LOOP"
+	"$BATS_TEST_TMPDIR/$name" -p A -d 2 "$MNT/f$name" > /dev/null
+	stop_tracer
+	run grep -c -F '\x1b[2J\x1b]0;x\x07' "$TRACE_OUT"
+	[ "$output" -ge 3 ] # an event line, the process table, the file table
+	grep -qF "$MNT/f\\x1b[2J" "$TRACE_OUT"
+	! LC_ALL=C grep -qP "$ctl" "$TRACE_OUT" "$TRACE_ERR"
+	start_tracer --json --dev "$LOOP"
+	"$BATS_TEST_TMPDIR/$name" -p A -d 2 "$MNT/g$name" > /dev/null
+	stop_tracer
+	! LC_ALL=C grep -qP "$ctl" "$TRACE_OUT"
+	[ "$(summary -r '.top_processes[0].comm')" = "$name" ]
+	[ "$(summary -r '.top_files[0].path')" = "$MNT/g$name" ]
+	[ "$(jq -r 'select(.type == "violation" and .kind != "metadata") | .comm' "$TRACE_OUT" |
+		sort -u)" = "$name" ]
 }
