@@ -120,6 +120,43 @@ $(OUTPUT)/attach-points.txt: scripts/attach-points.c bpf/stablepage.h | $(OUTPUT
 
 unit: $(OUTPUT)/unit_tests
 
+# libFuzzer harnesses (tests/fuzz/) of the parsers, escapers, JSON reader and
+# report formatters, with ASan and UBSan, out of tree in $(OUTPUT)/fuzz.
+# make fuzz runs each for FUZZ_SECONDS from its corpus (tests/fuzz/corpus/
+# NAME: the inputs that once failed, run first); tests/fuzz.bats runs each
+# for a few seconds. clang's fuzzer runtime is Debian's libclang-rt-N-dev.
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES := parse options mountinfo escape json report summary
+FUZZ_DIR := $(OUTPUT)/fuzz
+FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_, $(FUZZ_NAMES))
+FUZZ_OBJS := $(addprefix $(FUZZ_DIR)/obj/, report.o rows.o parse.o json.o prom.o hold.o options.o \
+	plan.o points.o resolve.o msg.o escape.o delta.o jsonread.o runfile.o html.o htmlreport.o \
+	htmltables.o verify.o)
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
+	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -MMD -MP \
+	-I$(OUTPUT) -Ibpf -Iuser -Itests/fuzz -DSPT_VERSION='"$(VERSION)"'
+# Debian's package of the fuzzer runtime for the clang installed (14 before there is one).
+FUZZ_PACKAGES = libclang-rt-$(or $(shell $(CLANG) -dumpversion 2>/dev/null | cut -d. -f1),14)-dev
+
+.PHONY: fuzz fuzz-build
+fuzz-build:
+	$(Q)scripts/install-deps.sh $(FUZZ_PACKAGES)
+	$(Q)$(MAKE) --no-print-directory $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	$(Q)tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+$(FUZZ_DIR)/obj:
+	$(Q)mkdir -p $@
+
+$(FUZZ_DIR)/obj/%.o: user/%.c | $(FUZZ_DIR)/obj
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -lm -o $@
+
 deps:
 	$(Q)scripts/install-deps.sh
 
@@ -137,18 +174,18 @@ DEB_PACKAGES := debhelper lintian dpkg-dev
 # tests; chromium (headless) renders the report page in tests/report.bats; stress-ng for the
 # enforce safety tests' CPU and I/O hogs; the packaging tools for tests/package.bats.
 TEST_PACKAGES := prometheus prometheus-node-exporter curl iproute2 dosfstools chromium stress-ng \
-	$(DEB_PACKAGES)
+	$(DEB_PACKAGES) $(FUZZ_PACKAGES)
 
 # Every test: the host kernel's suite, then the same suite in the QEMU guest.
 test:
 	$(Q)scripts/install-deps.sh $(TEST_PACKAGES)
-	$(Q)$(MAKE) --no-print-directory all unit bench-tools
+	$(Q)$(MAKE) --no-print-directory all unit bench-tools $(FUZZ_BINS)
 	$(Q)tests/all.sh $(OUTPUT)
 
 # The host part only (a quick run while developing).
 test-host:
 	$(Q)scripts/install-deps.sh $(TEST_PACKAGES)
-	$(Q)$(MAKE) --no-print-directory all unit bench-tools
+	$(Q)$(MAKE) --no-print-directory all unit bench-tools $(FUZZ_BINS)
 	$(Q)SPT_NO_VM=1 tests/all.sh $(OUTPUT)
 
 # The suite again inside a QEMU guest on Debian's current kernel (6.1).
@@ -241,4 +278,4 @@ clean:
 
 .SECONDARY:
 
--include $(wildcard $(OUTPUT)/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(FUZZ_DIR)/*.d $(FUZZ_DIR)/obj/*.d)
