@@ -15,6 +15,7 @@
 #include <sys/utsname.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "escape.h"
 #include "json.h"
 #include "options.h"
 #include "parse.h"
@@ -275,8 +276,12 @@ static void print_block_devices_text(FILE *f, const struct facts *x)
 		for (size_t j = 0; j < x->nmounts; j++) {
 			if (x->mounts[j].disk != b->dev)
 				continue;
-			fprintf(f, "%s%s (%s)", any ? ", " : "", x->mounts[j].mountpoint,
-				x->mounts[j].fstype);
+			/* mount points are named by whoever made the directory */
+			fputs(any ? ", " : "", f);
+			text_puts(f, x->mounts[j].mountpoint);
+			fputs(" (", f);
+			text_puts(f, x->mounts[j].fstype);
+			fputc(')', f);
 			any = true;
 		}
 		fprintf(f, "%s\n", any ? "" : "-");
