@@ -11,7 +11,7 @@ dir=${FUZZ_WORK:-$1}
 shift 2
 case $bins in /*) ;; *) bins=$PWD/$bins ;; esac
 case $dir in /*) ;; *) dir=$PWD/$dir ;; esac
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 failed=0
 for name in "$@"; do
 	bin=$bins/fuzz_$name seeds=tests/fuzz/corpus/$name work=$dir/corpus/$name
