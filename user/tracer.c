@@ -113,6 +113,8 @@ static void probe_kernel(const struct options *o, struct spt_features *f)
 	char fail[128];
 
 	memset(f, 0, sizeof(*f));
+	if (o->cmd == CMD_ENFORCE)
+		f->send_signal_task = probe_resume_kfuncs(o->btf_path);
 	if (!plan_wants_fentry(o))
 		return;
 	f->fentry_loads = probe_program("probe_fentry", o->btf_path, f->fentry_fail,
