@@ -44,6 +44,29 @@ static void resume(struct hold_tracker *h, __u32 pid)
 }
 
 /*
+ * Resumes are batched: the releases read in one poll of the ring buffer
+ * often end several holds of one group (profile B's four threads share
+ * it), and one SIGCONT resumes them all. hold_flush() sends them.
+ */
+static void queue_resume(struct hold_tracker *h, __u32 pid)
+{
+	for (size_t i = 0; i < h->nto_resume; i++)
+		if (h->to_resume[i] == pid)
+			return;
+	if (h->nto_resume == HOLD_MAX_HELD)
+		resume(h, pid);
+	else
+		h->to_resume[h->nto_resume++] = pid;
+}
+
+void hold_flush(struct hold_tracker *h)
+{
+	for (size_t i = 0; i < h->nto_resume; i++)
+		resume(h, h->to_resume[i]);
+	h->nto_resume = 0;
+}
+
+/*
  * Ends held[i]'s stop. SIGSTOP stops the whole thread group, so the group
  * goes on only when none of its threads is held any more. mmap holds are
  * over once resumed (the store lands); a held write() is restarted and
@@ -80,7 +103,7 @@ static void end_stop(struct hold_tracker *h, size_t i, __u64 now_ns, __u64 *reas
 	if (t.kind == SPT_KIND_MMAP && h->ops.forget)
 		h->ops.forget(t.tid, t.hold_ts_ns, h->ops.ctx);
 	if (!pid_still_held(h, t.pid))
-		resume(h, t.pid);
+		queue_resume(h, t.pid);
 }
 
 /* The release of @folio at or after @ts_ns, if any: its index, or -1. */
@@ -169,6 +192,7 @@ int hold_tick(struct hold_tracker *h, __u64 now_ns)
 		else if (!next || deadline < next)
 			next = deadline;
 	}
+	hold_flush(h);
 	if (!next)
 		return -1;
 	return (int)((next - now_ns + 999999) / 1000000);
@@ -178,6 +202,7 @@ void hold_resume_all(struct hold_tracker *h, __u64 now_ns)
 {
 	while (h->nheld)
 		end_stop(h, h->nheld - 1, now_ns, &h->resumed_at_exit, false);
+	hold_flush(h);
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -85,12 +85,17 @@ struct hold_tracker {
 	__u64 untracked; /* stops not tracked (table full): resumed at once */
 	__u64 resume_failed; /* SIGCONTs that failed (not ESRCH): a writer may stay stopped */
 	__u64 max_stop_ns, total_stop_ns;
+	__u32 to_resume[HOLD_MAX_HELD]; /* groups to SIGCONT at hold_flush() */
+	size_t nto_resume;
 	bool resume_in_bpf; /* BPF resumes holders where it can */
 	struct hold_rtt rtt[2]; /* round trips: [0] resumed by the tool, [1] by BPF */
 };
 
 void hold_init(struct hold_tracker *h, __u64 max_delay_ns, const struct hold_ops *ops);
+/* Resumes are sent by hold_flush() (call it once the events read in one
+ * poll are handled), hold_tick() and hold_resume_all(). */
 void hold_event(struct hold_tracker *h, const struct spt_hold_event *e, __u64 now_ns);
+void hold_flush(struct hold_tracker *h);
 /* Resumes the holds whose deadline passed. Milliseconds until the next
  * deadline, or -1 when nothing is held. */
 int hold_tick(struct hold_tracker *h, __u64 now_ns);

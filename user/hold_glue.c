@@ -199,6 +199,8 @@ int holds_poll_timeout(struct bpf_holds *h, int timeout_ms)
 {
 	int next;
 
+	/* The resumes of the events the last poll read, one SIGCONT a group. */
+	hold_flush(&h->tracker);
 	watch_guardian(h);
 	heartbeat(h);
 	next = hold_tick(&h->tracker, monotonic_ns());

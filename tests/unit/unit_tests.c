@@ -794,6 +794,7 @@ static void test_hold_tracker(void)
 	CHECK(nresumed == 0 && h.nheld == 1);
 	e = hold_ev(SPT_HOLD_RELEASE, 0xb, 7 * ms, 0, 0, 0);
 	hold_event(&h, &e, 7 * ms);
+	hold_flush(&h);
 	CHECK(nresumed == 1 && resumed[0] == 10 && h.nheld == 0);
 	/* mmap holds are dropped from the BPF table by user space; write ones
 	 * by BPF; the entry before the SIGCONT (no newer hold can exist yet). */
@@ -805,6 +806,7 @@ static void test_hold_tracker(void)
 	hold_event(&h, &e, 20 * ms);
 	e = hold_ev(SPT_HOLD_START, 0xc, 19 * ms, 30, 30, SPT_KIND_WRITE);
 	hold_event(&h, &e, 21 * ms);
+	hold_flush(&h);
 	CHECK(nresumed == 2 && resumed[1] == 30 && h.nheld == 0);
 	/* An older release of the same folio does not count. */
 	e = hold_ev(SPT_HOLD_START, 0xc, 30 * ms, 31, 31, SPT_KIND_WRITE);
@@ -828,6 +830,7 @@ static void test_hold_tracker(void)
 	hold_event(&h, &e, 3000 * ms);
 	e = hold_ev(SPT_HOLD_RELEASE, 0xe, 3001 * ms, 0, 0, 0);
 	hold_event(&h, &e, 3001 * ms);
+	hold_flush(&h);
 	CHECK(nresumed == 6 && h.nheld == 0 && h.resume_failed == 1);
 }
 
@@ -858,7 +861,20 @@ static void test_hold_resumed_by_bpf(void)
 	hold_event(&h, &e, 7 * ms);
 	e = hold_ev(SPT_HOLD_RESUMED, 0xc, 8 * ms, 0, 99, 0);
 	hold_event(&h, &e, 8 * ms);
+	hold_flush(&h);
 	CHECK(h.resumed_at_writeback_end == 1 && nresumed == 1 && resumed[0] == 20);
+	/* Two holds of one group released in one poll: one SIGCONT. */
+	e = hold_ev(SPT_HOLD_START, 0xd, 9 * ms, 30, 31, SPT_KIND_MMAP);
+	hold_event(&h, &e, 9 * ms);
+	e = hold_ev(SPT_HOLD_START, 0xe, 9 * ms, 30, 32, SPT_KIND_MMAP);
+	hold_event(&h, &e, 9 * ms);
+	e = hold_ev(SPT_HOLD_RELEASE, 0xd, 10 * ms, 0, 0, 0);
+	hold_event(&h, &e, 10 * ms);
+	e = hold_ev(SPT_HOLD_RELEASE, 0xe, 10 * ms, 0, 0, 0);
+	hold_event(&h, &e, 10 * ms);
+	CHECK(nresumed == 1);
+	hold_flush(&h);
+	CHECK(nresumed == 2 && resumed[1] == 30 && nforgotten == 3);
 	hold_rtt_from_samples(&h, samples, 5);
 	CHECK(h.rtt[0].n == 2 && h.rtt[0].p50 == 1 && h.rtt[0].p99 == 3);
 	CHECK(h.rtt[1].n == 3 && h.rtt[1].p50 == 7 && h.rtt[1].p99 == 9);
