@@ -543,8 +543,13 @@ static int poll_timeout(struct tracer *t, double now)
 		if ((t->next_report - now) * 1000 < timeout_ms)
 			timeout_ms = (int)((t->next_report - now) * 1000) + 1;
 	}
-	if (t->holds.on)
+	if (t->holds.on) {
+		/* The holds BPF resumed do not wake us (holds.bpf.h): read them
+		 * before deciding that a tracked hold reached --max-delay. */
+		if (t->holds.tracker.nheld && t->rb)
+			ring_buffer__consume(t->rb);
 		timeout_ms = holds_poll_timeout(&t->holds, timeout_ms);
+	}
 	return timeout_ms;
 }
 
