@@ -97,7 +97,8 @@ struct spt_totals {
 	 * resume_holder()): ends of writeback left to the tool because the
 	 * hold could not be resumed from there (another thread of the group
 	 * held, SIGSTOP not generated yet, several holders of the folio), and
-	 * because bpf_send_signal_task() refused (-EPERM, -EBUSY). */
+	 * because the signal was refused or not tried (a kernel thread or
+	 * idle current: the kernel would refuse; -EBUSY from its irq_work). */
 	__u64 resume_bpf_skipped;
 	__u64 resume_bpf_failed;
 	/* Violations whose folio's write request completed with an error
