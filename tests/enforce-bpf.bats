@@ -129,9 +129,12 @@ write_hold() {
 	summary '.enforce | del(.held)'
 	[ "$(summary .enforce.resume_in_bpf)" = "$in_bpf" ]
 	[ "$(summary .enforce.stops)" -gt 0 ]
-	# Every stop ended once, by exactly one of BPF and the tool.
-	[ "$(summary '.enforce | .stops == .resumed_by_bpf + .resumed_by_user +
+	# Every hold ended once, by one of BPF and the tool (a thread held
+	# again while its stop is tracked, resumed by another's SIGCONT, is
+	# one more stop and one end: seen in the 6.1 guest).
+	[ "$(summary '.enforce | .stops >= .resumed_by_bpf + .resumed_by_user +
 		.resumed_at_max_delay + .resumed_at_exit + .untracked')" = true ]
+	[ "$(summary '.enforce | .resumed_by_bpf + .resumed_by_user > 0')" = true ]
 	[ "$(summary .enforce.resume_failed)" -eq 0 ]
 	if [ "$in_bpf" = true ]; then
 		[ "$(summary .enforce.resumed_by_bpf)" -gt 0 ]
