@@ -195,3 +195,140 @@ check_histograms() {
 		(.[-1].type == "summary") and (.[-1].violations_total >= $v[-1])' "$TRACE_OUT"
 	assert_output true
 }
+
+# wait_prom COND: until the awk condition COND holds on PROM's samples (up
+# to 30 s: the tracer rewrites it every second here).
+wait_prom() {
+	for _ in $(seq 300); do
+		[ -s "$PROM" ] && awk "$1 { found = 1 } END { exit !found }" "$PROM" && return 0
+		sleep 0.1
+	done
+	echo "never: $1" >&2
+	cat "$PROM" >&2
+	return 1
+}
+
+# no_duplicate_series: every sample line's name and labels are unique.
+no_duplicate_series() {
+	run sh -c "grep -v '^#' '$PROM' | awk '{ print \$1 }' | sort | uniq -d"
+	assert_success
+	assert_output ''
+}
+
+@test "a device traced has its series at 0 before any violation; start and update times" {
+	make_fs ext4
+	PROM=$BATS_TEST_TMPDIR/stablepage.prom
+	local dev=${LOOP#/dev/} t0 first
+	t0=$(date +%s)
+	start_tracer --json -q --dev "$LOOP" -i 1 --prom-file "$PROM"
+	wait_prom '/^stablepage_last_update_time_seconds /'
+	first=$(metric stablepage_last_update_time_seconds)
+	for kind in mmap write other metadata; do
+		[ "$(metric "stablepage_violations_total{device=\"$dev\",fstype=\"ext4\",kind=\"$kind\"}")" = 0 ]
+	done
+	[ "$(metric "stablepage_stable_waits_total{device=\"$dev\"}")" = 0 ]
+	[ "$(metric "stablepage_failed_after_violation_total{device=\"$dev\",fstype=\"ext4\"}")" = 0 ]
+	[ "$(metric stablepage_rows_dropped_total)" = 0 ]
+	# --dev: the other mounted devices get no series
+	[ "$(grep -c '^stablepage_stable_waits_total{' "$PROM")" = 1 ]
+	run promtool check metrics < "$PROM"
+	assert_success
+	# the start is the tracer's, the update the file's latest
+	awk -v t0="$t0" '$1 == "stablepage_start_time_seconds" { exit !($2 >= t0 - 1 && $2 <= t0 + 60) }' "$PROM"
+	wait_prom "\$1 == \"stablepage_last_update_time_seconds\" && \$2 > $first"
+	stop_tracer
+	# the summary's device row is the one the series stood for
+	[ "$(summary '.violations_total')" = 0 ]
+}
+
+@test "btrfs mounted twice in a run: two superblocks of one device, one series per label set" {
+	make_fs btrfs
+	PROM=$BATS_TEST_TMPDIR/stablepage.prom
+	local dev=${LOOP#/dev/} first_dev hold
+	# no --dev: it names btrfs by its superblock's anonymous dev, which changes
+	start_tracer --json -q -i 1 --prom-file "$PROM"
+	"$WAC" -p C -d 2 "$MNT/f" > /dev/null
+	first_dev=$DEV
+	umount "$MNT"
+	# a tmpfs takes the anonymous dev btrfs freed: the next mount gets another
+	hold=$(mktemp -d -p "$BATS_TEST_TMPDIR" hold.XXXX)
+	mount -t tmpfs -o size=1m none "$hold"
+	on_cleanup "umount $hold"
+	mount "$LOOP" "$MNT"
+	DEV=$(mountpoint -d "$MNT")
+	echo "btrfs superblock devs: $first_dev then $DEV"
+	[ "$DEV" != "$first_dev" ]
+	"$WAC" -p C -d 2 "$MNT/f" > /dev/null
+	sleep 1.5 # one more file, written after the second workload
+	stop_tracer
+	# the summary has two rows for the device: the duplicates there were
+	[ "$(summary "[.devices[] | select(.devname == \"$dev\")] | length")" = 2 ]
+	no_duplicate_series
+	run promtool check metrics < "$PROM"
+	assert_success
+	# one series, the two superblocks' counts added up
+	local kind want
+	for kind in mmap write; do
+		want=$(summary "[.devices[] | select(.devname == \"$dev\") | .violations.$kind] | add")
+		[ "$(metric "stablepage_violations_total{device=\"$dev\",fstype=\"btrfs\",kind=\"$kind\"}")" = "$want" ]
+	done
+	want=$(summary "[.devices[] | select(.devname == \"$dev\") | .stable_waits] | add")
+	[ "$(metric "stablepage_stable_waits_total{device=\"$dev\"}")" = "$want" ]
+}
+
+# start_wac_as_pid PID COMM ARGS...: wac started as pid PID (ns_last_pid
+# just before the fork; other forks on the host may take it: tried again).
+start_wac_as_pid() {
+	local pid=$1 comm=$2
+	shift 2
+	for _ in $(seq 50); do
+		echo $((pid - 1)) > /proc/sys/kernel/ns_last_pid
+		"$WAC" -n "$comm" "$@" > /dev/null &
+		[ "$!" = "$pid" ] && { wait $!; return; }
+		wait $!
+	done
+	skip "pid $pid kept being taken by other forks"
+}
+
+@test "--row-age: idle rows age out, counters stay exact, a reused pid shows its new comm" {
+	make_fs ext4
+	PROM=$BATS_TEST_TMPDIR/stablepage.prom
+	local dev=${LOOP#/dev/} pid before
+	start_tracer --json -q --dev "$LOOP" -i 1 --prom-file "$PROM" --prom-top-comm 5 --row-age 2
+	"$WAC" -n first-life -p B -d 2 "$MNT/f" > /dev/null &
+	pid=$!
+	wait $pid
+	wait_prom '$1 == "stablepage_rows_aged_out_total" && $2 >= 2'
+	before=$(metric "stablepage_violations_total{device=\"$dev\",fstype=\"ext4\",kind=\"mmap\"}")
+	[ "$before" -gt 0 ]
+	# the process's rows are gone from the reports, its counts are not
+	run jq -rs "[.[] | select(.type == \"interval\")][-1] | [.top_processes[] | select(.pid == $pid)] | length" "$TRACE_OUT"
+	assert_output 0
+	[ "$(metric 'stablepage_comm_violations_total{comm="first-life"}')" -ge "$before" ]
+	start_wac_as_pid "$pid" second-life -p B -d 1 "$MNT/g"
+	sleep 1.5
+	stop_tracer
+	# pid reused: its row is the new program's
+	[ "$(summary -r ".top_processes[] | select(.pid == $pid) | .comm")" = second-life ]
+	# totals: the devices' rows add up to the kernel's never-pruned totals
+	[ "$(summary '[.devices[] | .violations | add] | add')" = "$(summary .violations_total)" ]
+	[ "$(metric "stablepage_violations_total{device=\"$dev\",fstype=\"ext4\",kind=\"mmap\"}")" -ge "$before" ]
+	[ "$(metric 'stablepage_comm_violations_total{comm="first-life"}')" -ge "$before" ]
+	no_duplicate_series
+	run promtool check metrics < "$PROM"
+	assert_success
+}
+
+@test "--prom-file: a group-writable or symlinked directory is refused at start" {
+	local dir=$BATS_TEST_TMPDIR/open
+	mkdir "$dir"
+	chmod 0775 "$dir"
+	run "$SPT" -q -d 1 --prom-file "$dir/x.prom"
+	assert_failure 2
+	assert_output --partial "group- or world-writable and not sticky"
+	ln -s "$dir" "$BATS_TEST_TMPDIR/link"
+	chmod 0755 "$dir"
+	run "$SPT" -q -d 1 --prom-file "$BATS_TEST_TMPDIR/link/x.prom"
+	assert_failure 2
+	assert_output --partial "is a symlink"
+}

@@ -124,8 +124,24 @@ static bool dev_keep(const struct dev_row *r)
 	return true; /* every device, as in every report */
 }
 
+/* Any of a's n counters below b's: a row of a new life (aged out and made
+ * again, --row-age), whose counts are all new. */
+static bool any_below(const __u64 *a, const __u64 *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] < b[i])
+			return true;
+	return false;
+}
+
+#define BELOW(a, b) any_below((a), (b), sizeof(a) / sizeof((a)[0]))
+
 static void sub_proc(struct proc_row *r, const struct proc_row *p)
 {
+	if (BELOW(r->s.violations, p->s.violations) || BELOW(r->s.waits, p->s.waits) ||
+	    r->s.would_stall_ns < p->s.would_stall_ns || r->s.stable_wait_ns < p->s.stable_wait_ns ||
+	    r->s.failed_after_violation < p->s.failed_after_violation)
+		return;
 	SUB(r->s.violations, p->s.violations);
 	SUB(r->s.waits, p->s.waits);
 	r->s.would_stall_ns -= p->s.would_stall_ns;
@@ -141,6 +157,9 @@ static bool proc_nonzero(const struct proc_row *r)
 
 static void sub_file(struct file_row *r, const struct file_row *p)
 {
+	if (BELOW(r->s.violations, p->s.violations) ||
+	    r->s.failed_after_violation < p->s.failed_after_violation)
+		return;
 	SUB(r->s.violations, p->s.violations);
 	r->s.failed_after_violation -= p->s.failed_after_violation;
 }

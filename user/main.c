@@ -60,10 +60,11 @@ static int prepare_bpf_command(const struct options *o)
 							       strerror(errno));
 	}
 	if (o->prom_file) {
-		err = prom_check_path(o->prom_file);
+		const char *why;
+
+		err = prom_check_path(o->prom_file, &why);
 		if (err)
-			die_usage("cannot create files next to --prom-file %s: %s", o->prom_file,
-				  strerror(-err));
+			die_usage("cannot create files next to --prom-file %s: %s", o->prom_file, why);
 	}
 	if (!have_bpf_caps())
 		spt_die("needs root (or CAP_BPF and CAP_PERFMON) to load BPF programs: run it with sudo");

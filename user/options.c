@@ -39,6 +39,7 @@ enum {
 	OPT_PROM_FILE,
 	OPT_PROM_TOP_COMM,
 	OPT_PROM_TOP_CGROUP,
+	OPT_ROW_AGE,
 	OPT_DELTA,
 	OPT_NATIVE,
 	OPT_REMOUNT,
@@ -92,6 +93,9 @@ static const struct spt_option {
 	{ TRACING, 0, { "prom-top-cgroup", OPT_PROM_TOP_CGROUP, "N", 0,
 			"Label violations by cgroup v2 path for the N busiest cgroups (default 0)",
 			2 } },
+	{ TRACING, 0, { "row-age", OPT_ROW_AGE, "SECS", 0,
+			"Remove per-process and per-writer rows idle this long, their counts kept "
+			"in the totals (default 10m with --prom-file, else never; 0: never)", 2 } },
 	{ TRACING, 0, { "verify", OPT_VERIFY, "N", OPTION_ARG_OPTIONAL,
 			"Hash 1 write request in N (default 16) at issue and at completion: "
 			"pages changed in flight", 2 } },
@@ -355,6 +359,12 @@ static error_t parse_number_arg(struct options *o, int key, char *arg)
 		if (!parse_uint(arg, SPT_PROM_MAX_CGROUPS, &o->prom_top_cgroup))
 			return REFUSE("invalid --prom-top-cgroup '%s': expected a number up to %d", arg,
 				      SPT_PROM_MAX_CGROUPS);
+		return 0;
+	case OPT_ROW_AGE:
+		o->row_age = 0;
+		if (strcmp(arg, "0") && !parse_duration(arg, &o->row_age))
+			return REFUSE("invalid --row-age '%s': use e.g. 600, 10m or 0 (never)", arg);
+		o->row_age_given = true;
 		return 0;
 	case OPT_VERIFY:
 		if (!parse_verify_rate(arg, SPT_VERIFY_DEFAULT, &o->verify_every))

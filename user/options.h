@@ -65,6 +65,8 @@ struct options {
 	const char *prom_file;
 	unsigned long prom_top_comm;
 	unsigned long prom_top_cgroup;
+	double row_age;           /* --row-age: seconds idle before a row goes; 0: never */
+	bool row_age_given;
 	unsigned long top;
 	/* enforce */
 	bool native, remount, persist, restore;

@@ -7,12 +7,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "json.h"
 #include "prom.h"
+#include "promdevs.h"
+#include "retire.h"
 
 void prom_label_value(FILE *f, const char *str)
 {
@@ -138,25 +141,34 @@ static int cmp_comm_count(const void *pa, const void *pb)
 	return strcmp(a->comm, b->comm);
 }
 
+static void add_comm(struct comm_count *c, size_t *n, const char *comm, __u64 v)
+{
+	size_t k;
+
+	if (!v)
+		return;
+	for (k = 0; k < *n && strcmp(c[k].comm, comm); k++)
+		;
+	if (k == *n)
+		c[(*n)++].comm = comm;
+	c[k].n += v;
+}
+
+/* By comm: the processes' rows and those aged out (retire.h), so that a
+ * comm's counter never goes down when its rows do. */
 static void top_comms(FILE *f, const struct spt_summary *s, size_t top)
 {
-	struct comm_count *c = calloc(s->nprocs ? s->nprocs : 1, sizeof(*c));
+	size_t nretired = s->retired ? s->retired->ncomms : 0;
+	struct comm_count *c = calloc(s->nprocs + nretired + 1, sizeof(*c));
 	size_t n = 0;
 
 	if (!c)
 		return;
-	for (size_t i = 0; i < s->nprocs; i++) {
-		__u64 v = kinds_total(s->procs[i].s.violations);
-		size_t k;
-
-		if (!v)
-			continue;
-		for (k = 0; k < n && strcmp(c[k].comm, s->procs[i].s.comm); k++)
-			;
-		if (k == n)
-			c[n++].comm = s->procs[i].s.comm;
-		c[k].n += v;
-	}
+	for (size_t i = 0; i < s->nprocs; i++)
+		add_comm(c, &n, s->procs[i].s.comm, kinds_total(s->procs[i].s.violations));
+	for (size_t i = 0; i < nretired; i++)
+		add_comm(c, &n, s->retired->comms[i].comm,
+			 kinds_total(s->retired->comms[i].violations));
 	qsort(c, n, sizeof(*c), cmp_comm_count);
 	header(f, "stablepage_comm_violations_total", "counter",
 	       "Violations by the processes with this comm (the --prom-top-comm busiest comms).");
@@ -221,60 +233,112 @@ static void build_info(FILE *f, const struct prom_info *info)
 	fputs("} 1\n", f);
 }
 
-/*
- * The per-device families (docs/metrics.md). HELP and TYPE are written even
- * when there is no device; violations get a series for every kind, zeros
- * included.
- */
-static void device_series(FILE *f, const struct spt_summary *s)
+/* The family's series of one label set, a line each; value from d. */
+static void dev_sample(FILE *f, const char *name, const struct prom_dev *d, bool fstype,
+		       const char *kind, unsigned long long v)
 {
-	header(f, "stablepage_violations_total", "counter",
-	       "Writes that dirtied a folio under writeback, once per folio per writeback cycle.");
-	for (size_t i = 0; i < s->ndevs; i++)
-		for (int k = 0; k < SPT_KIND_MAX; k++) {
-			series(f, "stablepage_violations_total", "", s->devs[i].device, NULL);
-			label(f, false, "fstype", s->devs[i].s.fstype);
-			label(f, false, "kind", spt_kind_names[k]);
-			fprintf(f, "} %llu\n", (unsigned long long)s->devs[i].s.violations[k]);
-		}
-	header(f, "stablepage_stable_waits_total", "counter",
-	       "Writers (write syscalls, write faults) that slept until a folio's writeback ended.");
-	for (size_t i = 0; i < s->ndevs; i++) {
-		series(f, "stablepage_stable_waits_total", "", s->devs[i].device, NULL);
-		fprintf(f, "} %llu\n", (unsigned long long)stable_waits(s->devs[i].s.waits));
-	}
-	header(f, "stablepage_other_waits_total", "counter",
-	       "Other sleeps until writeback ended (fsync, msync, truncate, kernel threads).");
-	for (size_t i = 0; i < s->ndevs; i++) {
-		series(f, "stablepage_other_waits_total", "", s->devs[i].device, NULL);
-		fprintf(f, "} %llu\n", (unsigned long long)s->devs[i].s.waits[SPT_KIND_OTHER]);
-	}
-	header(f, "stablepage_failed_after_violation_total", "counter",
-	       "Violations whose folio's write request then completed with an error.");
-	for (size_t i = 0; i < s->ndevs; i++) {
-		series(f, "stablepage_failed_after_violation_total", "", s->devs[i].device, NULL);
-		label(f, false, "fstype", s->devs[i].s.fstype);
-		fprintf(f, "} %llu\n", (unsigned long long)s->devs[i].s.failed_after_violation);
-	}
-	header(f, "stablepage_stable_writes", "gauge",
-	       "1 where the kernel waits for writeback before letting the filesystem's folios change.");
-	for (size_t i = 0; i < s->ndevs; i++) {
-		series(f, "stablepage_stable_writes", "", s->devs[i].device, NULL);
-		label(f, false, "fstype", s->devs[i].s.fstype);
-		fprintf(f, "} %u\n", s->devs[i].s.stable ? 1 : 0);
+	series(f, name, "", d->device, NULL);
+	if (fstype)
+		label(f, false, "fstype", d->fstype);
+	if (kind)
+		label(f, false, "kind", kind);
+	fprintf(f, "} %llu\n", v);
+}
+
+/* The families labelled by device only: the device's fstypes added up
+ * (m is sorted by device). */
+static void per_device(FILE *f, const struct prom_dev *m, size_t n, const char *name,
+		       __u64 (*value)(const struct prom_dev *))
+{
+	for (size_t i = 0; i < n;) {
+		__u64 v = 0;
+		size_t j;
+
+		for (j = i; j < n && !strcmp(m[j].device, m[i].device); j++)
+			v += value(&m[j]);
+		dev_sample(f, name, &m[i], false, NULL, v);
+		i = j;
 	}
 }
 
-/* The run's own counters: no labels. */
-static void run_counters(FILE *f, const struct spt_summary *s)
+static __u64 dev_stable_waits(const struct prom_dev *d)
 {
-	header(f, "stablepage_events_lost_total", "counter",
-	       "Violations counted but not streamed because the ring buffer was full.");
-	fprintf(f, "stablepage_events_lost_total %llu\n",
-		(unsigned long long)s->totals.events_lost);
+	return stable_waits(d->waits);
+}
+
+static __u64 dev_other_waits(const struct prom_dev *d)
+{
+	return d->waits[SPT_KIND_OTHER];
+}
+
+/*
+ * The per-device families (docs/metrics.md), one series per label set
+ * (promdevs.h): known devices without activity at 0. HELP and TYPE are
+ * written even when there is no device; violations get a series for
+ * every kind, zeros included.
+ */
+static void device_series(FILE *f, const struct prom_dev *m, size_t n)
+{
+	header(f, "stablepage_violations_total", "counter",
+	       "Writes that dirtied a folio under writeback, once per folio per writeback cycle.");
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < SPT_KIND_MAX; k++)
+			dev_sample(f, "stablepage_violations_total", &m[i], true, spt_kind_names[k],
+				   m[i].violations[k]);
+	header(f, "stablepage_stable_waits_total", "counter",
+	       "Writers (write syscalls, write faults) that slept until a folio's writeback ended.");
+	per_device(f, m, n, "stablepage_stable_waits_total", dev_stable_waits);
+	header(f, "stablepage_other_waits_total", "counter",
+	       "Other sleeps until writeback ended (fsync, msync, truncate, kernel threads).");
+	per_device(f, m, n, "stablepage_other_waits_total", dev_other_waits);
+	header(f, "stablepage_failed_after_violation_total", "counter",
+	       "Violations whose folio's write request then completed with an error.");
+	for (size_t i = 0; i < n; i++)
+		dev_sample(f, "stablepage_failed_after_violation_total", &m[i], true, NULL,
+			   m[i].failed_after_violation);
+	header(f, "stablepage_stable_writes", "gauge",
+	       "1 where the kernel waits for writeback before letting the filesystem's folios change.");
+	for (size_t i = 0; i < n; i++)
+		dev_sample(f, "stablepage_stable_writes", &m[i], true, NULL, m[i].stable);
+}
+
+static void counter(FILE *f, const char *name, const char *help, __u64 v)
+{
+	header(f, name, "counter", help);
+	fprintf(f, "%s %llu\n", name, (unsigned long long)v);
+}
+
+/* The run's own counters and times: no labels. */
+static void run_counters(FILE *f, const struct spt_summary *s, const struct prom_info *info)
+{
+	const struct spt_totals *t = &s->totals;
+
+	counter(f, "stablepage_events_lost_total",
+		"Violations counted but not streamed because the ring buffer was full.", t->events_lost);
 	header(f, "stablepage_paused_seconds_total", "counter",
 	       "Seconds tracing was paused (SIGUSR1): nothing was seen or counted then.");
 	fprintf(f, "stablepage_paused_seconds_total %.3f\n", s->paused_s);
+	counter(f, "stablepage_rows_dropped_total",
+		"Violations a full per-process or per-writer table had no row for (device and totals only).",
+		t->agg_dropped);
+	counter(f, "stablepage_rows_aged_out_total",
+		"Per-process and per-writer rows removed after --row-age idle, counts kept in totals.",
+		s->retired ? s->retired->writers_pruned + s->retired->procs_pruned : 0);
+	counter(f, "stablepage_would_stall_untimed_total",
+		"Violations whose end of writeback was not seen, so not timed as would-stalls.",
+		t->would_stall_untimed);
+	counter(f, "stablepage_wait_untimed_total",
+		"Waits counted but not timed (the writer did not sleep, or a table was full).",
+		t->wait_untimed);
+	counter(f, "stablepage_writeback_untimed_total",
+		"fentry mode: folio writebacks not timed (their start was not recorded).",
+		t->writeback_untimed);
+	header(f, "stablepage_start_time_seconds", "gauge",
+	       "When this tracer started counting, in seconds since the epoch.");
+	fprintf(f, "stablepage_start_time_seconds %.3f\n", info->start_ts);
+	header(f, "stablepage_last_update_time_seconds", "gauge",
+	       "When the counters of this file were read, in seconds since the epoch.");
+	fprintf(f, "stablepage_last_update_time_seconds %.3f\n", s->ts);
 }
 
 /* A family only once it has a row (histograms()). SPT_HIST_WAIT rows make two
@@ -300,9 +364,15 @@ static void all_histograms(FILE *f, const struct spt_summary *s)
 
 void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *info)
 {
+	struct prom_dev *m;
+	size_t n;
+
 	build_info(f, info);
-	device_series(f, s);
-	run_counters(f, s);
+	if (prom_merge_devs(s->devs, s->ndevs, info->known, info->nknown, &m, &n))
+		n = 0; /* out of memory: the families without series */
+	device_series(f, m, n);
+	free(m);
+	run_counters(f, s, info);
 	all_histograms(f, s);
 	if (info->top_comms)
 		top_comms(f, s, info->top_comms);
@@ -322,22 +392,75 @@ static char *tmp_template(const char *path)
 	return t;
 }
 
-int prom_check_path(const char *path)
+/* The directory of path, as given ("." when none). NULL without memory. */
+static char *dir_of(const char *path)
 {
-	char *t = tmp_template(path);
-	int fd, err = 0;
+	const char *slash = strrchr(path, '/');
 
-	if (!t)
-		return -ENOMEM;
-	fd = mkstemp(t);
-	if (fd < 0)
-		err = -errno;
-	else
-		close(fd), unlink(t);
+	if (!slash)
+		return strdup(".");
+	return slash == path ? strdup("/") : strndup(path, slash - path);
+}
+
+/*
+ * The rule for the directory (docs/metrics.md): itself not a symlink, a
+ * directory, owned by root or by us, and writable by no one else unless
+ * sticky (/tmp), so that nobody but its owner can replace the file a
+ * scrape reads or plant one of its own there.
+ */
+static int check_dir(const char *dir, const char **why)
+{
+	struct stat st;
+
+	if (lstat(dir, &st))
+		return *why = strerror(errno), -errno;
+	if (S_ISLNK(st.st_mode))
+		return *why = "the directory is a symlink (give the path it points to)", -ELOOP;
+	if (!S_ISDIR(st.st_mode))
+		return *why = "not a directory", -ENOTDIR;
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return *why = "the directory is owned by another user", -EPERM;
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+		return *why = "the directory is group- or world-writable and not sticky", -EPERM;
+	return 0;
+}
+
+int prom_check_path(const char *path, const char **why)
+{
+	char *dir = dir_of(path), *t = tmp_template(path);
+	int fd, err = dir && t ? check_dir(dir, why) : (*why = strerror(ENOMEM), -ENOMEM);
+
+	if (!err) {
+		fd = mkostemp(t, O_CLOEXEC);
+		if (fd < 0)
+			err = -errno, *why = strerror(errno);
+		else
+			close(fd), unlink(t);
+	}
+	free(dir);
 	free(t);
 	return err;
 }
 
+/* The new name is on disk once rename() returns: its directory synced. */
+static int sync_dir(const char *path)
+{
+	char *dir = dir_of(path);
+	int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1, err = 0;
+
+	if (fd < 0 || fsync(fd))
+		err = -(errno ? errno : ENOMEM);
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return err;
+}
+
+/*
+ * The file's data is synced before the rename, so that after a crash the
+ * name holds the old file or the new one, never an empty one (ext4 and xfs
+ * do not order a rename after the data it points to).
+ */
 int prom_write_file(const char *path, const struct spt_summary *s, const struct prom_info *info)
 {
 	char *t = tmp_template(path);
@@ -346,7 +469,7 @@ int prom_write_file(const char *path, const struct spt_summary *s, const struct 
 
 	if (!t)
 		return -ENOMEM;
-	fd = mkstemp(t);
+	fd = mkostemp(t, O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
 		free(t);
@@ -360,12 +483,14 @@ int prom_write_file(const char *path, const struct spt_summary *s, const struct 
 		goto out;
 	}
 	prom_format(f, s, info);
-	if (fflush(f) || ferror(f))
+	if (fflush(f) || ferror(f) || fsync(fileno(f)))
 		err = -(errno ? errno : EIO);
 	if (fclose(f) && !err)
 		err = -errno;
 	if (!err && rename(t, path))
 		err = -errno;
+	if (!err)
+		err = sync_dir(path);
 out:
 	if (err)
 		unlink(t);

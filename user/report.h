@@ -14,6 +14,8 @@
 
 extern const char *const spt_kind_names[SPT_KIND_MAX];
 
+struct spt_retired;
+
 struct dev_row {
 	__u32 dev;
 	struct spt_dev_stats s;
@@ -86,6 +88,8 @@ struct spt_summary {
 	const char *hold_action, *write_hold;
 	/* --verify only, else NULL (verify_user.h) */
 	const struct spt_verify_summary *verify;
+	/* --row-age: the counts of rows aged out (retire.h), else NULL */
+	const struct spt_retired *retired;
 };
 
 /* A resolved violation, ready to print. */

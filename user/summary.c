@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "options.h"
 #include "resolve.h"
+#include "retire.h"
 #include "summary.h"
 #include "stablepage.skel.h"
 
@@ -160,6 +161,8 @@ int summary_read(struct stablepage_bpf *skel, struct spt_summary *s, size_t top)
 
 	if (!err)
 		err = read_rows(skel, s);
+	if (!err && s->retired)
+		err = retired_apply(s->retired, s);
 	if (err)
 		return err;
 	s->would_stall_pending = skel->bss->n_inflight_violations;

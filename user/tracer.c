@@ -28,6 +28,8 @@
 #include "plan.h"
 #include "probe.h"
 #include "prom.h"
+#include "promdevs.h"
+#include "prune.h"
 #include "report.h"
 #include "resolve.h"
 #include "summary.h"
@@ -59,6 +61,8 @@ struct tracer {
 	bool deadline_reached;      /* the run ended at -d or at the COUNTth report */
 	struct spt_summary prev;    /* --delta: the previous report's counts, by key */
 	bool have_prev;
+	double row_age;             /* --row-age in effect (seconds); 0: rows never age out */
+	struct spt_retired retired; /* the counts of the rows aged out */
 };
 
 /* Set by signal handlers, hence file-level. SIGUSR1 asks for tracing to
@@ -440,6 +444,39 @@ static bool final_interval(const struct tracer *t)
 	return t->o->interval && (t->o->delta || (t->o->count && t->deadline_reached));
 }
 
+/* The Prometheus file, its devices' series from the mounts of now. */
+static int write_prom(struct tracer *t, const struct spt_summary *s)
+{
+	const struct options *o = t->o;
+	struct prom_known_dev *known = NULL;
+	size_t nknown = 0;
+	int err;
+
+	if (prom_known_devs(o->devs, o->ndevs, &known, &nknown))
+		nknown = 0; /* out of memory: only the devices with activity */
+	t->prom.known = known;
+	t->prom.nknown = nknown;
+	err = prom_write_file(o->prom_file, s, &t->prom);
+	if (err)
+		fprintf(stderr, "stablepage-trace: cannot write %s: %s\n", o->prom_file,
+			strerror(-err));
+	t->prom.known = NULL;
+	free(known);
+	return err;
+}
+
+/* --row-age: idle rows out of the maps, before a report reads them. */
+static void age_rows(struct tracer *t)
+{
+	int err;
+
+	if (!t->row_age)
+		return;
+	err = prune_rows(t->skel, &t->retired, t->row_age);
+	if (err)
+		fprintf(stderr, "stablepage-trace: cannot age out rows: %s\n", strerror(-err));
+}
+
 /*
  * Reads the maps and reports: on stdout at exit and every interval, to the
  * Prometheus file every interval and at exit. The maps count since the
@@ -449,7 +486,7 @@ static int report(struct tracer *t, bool final)
 {
 	const struct options *o = t->o;
 	struct spt_summary s = { .attach_mode = t->prom.attach_mode, .since_ts = t->start_wall,
-				 .kernel = t->prom.kernel };
+				 .kernel = t->prom.kernel, .retired = &t->retired };
 	struct spt_verify_summary verify = {};
 	double now = clock_s(CLOCK_MONOTONIC);
 	int err;
@@ -462,6 +499,10 @@ static int report(struct tracer *t, bool final)
 	s.ts = now + t->events.realtime_offset;
 	s.duration_s = now - t->start;
 	s.paused_s = t->paused.total + (t->paused.on ? now - t->paused.since : 0);
+	if (!final)
+		age_rows(t);
+	if (!final && !o->interval && !o->prom_file)
+		return 0; /* a tick for --row-age only */
 	err = summary_read(t->skel, &s, o->top);
 	if (!err && o->verify_every) {
 		err = verify_read(t->skel, o->verify_every, &verify, o->top);
@@ -492,12 +533,8 @@ static int report(struct tracer *t, bool final)
 	fflush(stdout);
 	if (final && o->cmd == CMD_ENFORCE && o->native)
 		t->enforcement_held = enforce_report(&s);
-	if (o->prom_file) {
-		err = prom_write_file(o->prom_file, &s, &t->prom);
-		if (err)
-			fprintf(stderr, "stablepage-trace: cannot write %s: %s\n", o->prom_file,
-				strerror(-err));
-	}
+	if (o->prom_file)
+		err = write_prom(t, &s);
 	if (o->delta && !final) {
 		summary_free(&t->prev);
 		summary_sort_by_key(&s);
@@ -626,6 +663,7 @@ static void tracer_cleanup(struct tracer *t)
 	ring_buffer__free(t->rb);
 	stablepage_bpf__destroy(t->skel);
 	summary_free(&t->prev);
+	retired_free(&t->retired);
 	if (t->cgroup_fd >= 0)
 		close(t->cgroup_fd);
 	resolve_cleanup();
@@ -645,6 +683,8 @@ static void init_prom(struct tracer *t)
 	t->prom.version = SPT_VERSION;
 	t->prom.top_comms = t->o->prom_top_comm;
 	t->prom.top_cgroups = t->o->prom_top_cgroup;
+	t->row_age = t->o->row_age_given ? t->o->row_age :
+		     t->o->prom_file ? SPT_ROW_AGE_DEFAULT_S : 0;
 	if (!uname(&uts))
 		t->prom.kernel = uts.release;
 }
@@ -660,6 +700,10 @@ static void start_clocks(struct tracer *t)
 	if (o->count) /* bcc's [INTERVAL [COUNT]]: COUNT reports, then the end */
 		t->deadline = t->start + o->interval * (double)o->count;
 	t->every = o->interval ? o->interval : o->prom_file ? PROM_DEFAULT_INTERVAL_S : 0;
+	t->prom.start_ts = t->start_wall;
+	/* --row-age alone: a tick to age rows out at, a quarter of the age */
+	if (!t->every && t->row_age)
+		t->every = t->row_age / 4 < 1 ? 1 : t->row_age / 4 > 60 ? 60 : t->row_age / 4;
 	/* COUNT 1: the one report is the final one. */
 	if (t->every && o->count != 1)
 		t->next_report = t->start + t->every;

@@ -22,6 +22,8 @@ static int failures, checks;
 
 /* report_tests.c: the JSON reader, the run read back, the HTML page. */
 void report_tests(int *checks, int *failures);
+/* aging_tests.c: the Prometheus file's label sets, rows that age out. */
+void aging_tests(int *checks, int *failures);
 
 #define CHECK(cond)                                                                \
 	do {                                                                       \
@@ -1435,6 +1437,7 @@ int main(void)
 	test_prom_cgroups();
 	test_summary_json_time();
 	report_tests(&checks, &failures);
+	aging_tests(&checks, &failures);
 	test_verify_options();
 	test_verify_report();
 	printf("%d checks, %d failed\n", checks, failures);

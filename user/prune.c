@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Aging out the per-process and per-writer rows of the BPF maps
+ * (docs/metrics.md, "Rows that age out"). A row is read and deleted in one
+ * step (BPF_MAP_LOOKUP_AND_DELETE_ELEM), so the counts kept are the row's
+ * last ones; a BPF program that found the row just before and adds to it
+ * just after the deletion adds to a row that is gone. Only rows idle for
+ * the whole age are removed, so that takes a write landing in the
+ * microseconds of the deletion after minutes of nothing; the kernel's
+ * totals count it either way.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "prune.h"
+#include "summary.h"
+#include "stablepage.skel.h"
+
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's, not in the uapi headers */
+#endif
+
+/* Reads and deletes a row. 0, -ENOENT when it went meanwhile, or -errno.
+ * Kernels without the command for hash maps (before 5.14): read, then delete. */
+static int take_row(const struct bpf_map *map, const void *key, void *value)
+{
+	int fd = bpf_map__fd(map);
+
+	if (!bpf_map_lookup_and_delete_elem(fd, key, value))
+		return 0;
+	if (errno != EINVAL && errno != ENOTSUPP && errno != EOPNOTSUPP)
+		return -errno;
+	if (bpf_map_lookup_elem(fd, key, value) || bpf_map_delete_elem(fd, key))
+		return -errno;
+	return 0;
+}
+
+static int cmp_proc_pid(const void *pa, const void *pb)
+{
+	const struct proc_row *a = pa, *b = pb;
+
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static const char *comm_of(const struct proc_row *procs, size_t n, __u32 tgid)
+{
+	struct proc_row key = { .pid = tgid };
+	const struct proc_row *p = bsearch(&key, procs, n, sizeof(key), cmp_proc_pid);
+
+	return p ? p->s.comm : "";
+}
+
+/* The idle writer rows go; those left are moved to the front (*n of them). */
+static int prune_writers(struct stablepage_bpf *skel, struct spt_retired *r,
+			 struct writer_row *w, size_t *n, const struct proc_row *procs,
+			 size_t nprocs, __u64 age_ns)
+{
+	struct timespec ts;
+	size_t kept = 0;
+	__u64 now_ns;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
+	now_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	for (size_t i = 0; i < *n; i++) {
+		struct writer_row taken = { .key = w[i].key };
+		int e;
+
+		if (err || !writer_idle(&w[i], now_ns, age_ns)) {
+			w[kept++] = w[i];
+			continue;
+		}
+		e = take_row(skel->maps.writer_stats, &taken.key, &taken.s);
+		if (!e)
+			err = retire_writer(r, &taken, comm_of(procs, nprocs, taken.key.tgid));
+		else if (e != -ENOENT)
+			err = e;
+	}
+	*n = kept;
+	return err;
+}
+
+static int prune_procs(struct stablepage_bpf *skel, struct spt_retired *r,
+		       const struct proc_row *procs, size_t nprocs, const struct writer_row *w,
+		       size_t nw, double age)
+{
+	bool *idle = calloc(nprocs ? nprocs : 1, sizeof(*idle));
+	struct timespec ts;
+	int err;
+
+	if (!idle)
+		return -ENOMEM;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	err = procs_idle(r, procs, nprocs, w, nw, ts.tv_sec + ts.tv_nsec / 1e9, age, idle);
+	for (size_t i = 0; !err && i < nprocs; i++) {
+		struct proc_row taken = { .pid = procs[i].pid };
+
+		if (!idle[i])
+			continue;
+		err = take_row(skel->maps.proc_stats, &taken.pid, &taken.s);
+		if (!err)
+			err = retire_proc(r, &taken);
+		else if (err == -ENOENT)
+			err = 0;
+	}
+	free(idle);
+	return err;
+}
+
+int prune_rows(struct stablepage_bpf *skel, struct spt_retired *r, double age)
+{
+	struct writer_row *w = NULL;
+	struct proc_row *procs = NULL;
+	size_t nw = 0, nprocs = 0;
+	int err;
+
+	err = map_dump(skel->maps.proc_stats, ROW_LAYOUT(struct proc_row, pid, s),
+		       (void **)&procs, &nprocs);
+	if (!err)
+		err = map_dump(skel->maps.writer_stats, ROW_LAYOUT(struct writer_row, key, s),
+			       (void **)&w, &nw);
+	if (!err) {
+		qsort(procs, nprocs, sizeof(*procs), cmp_proc_pid);
+		err = prune_writers(skel, r, w, &nw, procs, nprocs, (__u64)(age * 1e9));
+	}
+	if (!err)
+		err = prune_procs(skel, r, procs, nprocs, w, nw, age);
+	free(w);
+	free(procs);
+	return err;
+}
