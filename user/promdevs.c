@@ -81,7 +81,9 @@ static int add_known(struct prom_known_dev **out, size_t *n, __u32 bdev, const c
 		return -ENOMEM;
 	*out = grown;
 	resolve_blockdev_name(bdev, grown[*n].device, sizeof(grown[*n].device));
-	snprintf(grown[*n].fstype, sizeof(grown[*n].fstype), "%s", fstype);
+	/* the kernel's s_type name: mountinfo's "fuseblk.ntfs" is "fuseblk" */
+	snprintf(grown[*n].fstype, sizeof(grown[*n].fstype), "%.*s", (int)strcspn(fstype, "."),
+		 fstype);
 	(*n)++;
 	return 0;
 }
