@@ -683,8 +683,6 @@ static void init_prom(struct tracer *t)
 	t->prom.version = SPT_VERSION;
 	t->prom.top_comms = t->o->prom_top_comm;
 	t->prom.top_cgroups = t->o->prom_top_cgroup;
-	t->row_age = t->o->row_age_given ? t->o->row_age :
-		     t->o->prom_file ? SPT_ROW_AGE_DEFAULT_S : 0;
 	if (!uname(&uts))
 		t->prom.kernel = uts.release;
 }
@@ -701,6 +699,8 @@ static void start_clocks(struct tracer *t)
 		t->deadline = t->start + o->interval * (double)o->count;
 	t->every = o->interval ? o->interval : o->prom_file ? PROM_DEFAULT_INTERVAL_S : 0;
 	t->prom.start_ts = t->start_wall;
+	/* the exporter, which runs for months, ages rows out unless told not to */
+	t->row_age = o->row_age_given ? o->row_age : o->prom_file ? SPT_ROW_AGE_DEFAULT_S : 0;
 	/* --row-age alone: a tick to age rows out at, a quarter of the age */
 	if (!t->every && t->row_age)
 		t->every = t->row_age / 4 < 1 ? 1 : t->row_age / 4 > 60 ? 60 : t->row_age / 4;
