@@ -39,9 +39,10 @@ USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o plan.o points.o tracer.o a
 	enforce.o probe.o features.o delta.o msg.o escape.o hold.o guardian.o jsonread.o runfile.o \
 	html.o htmlreport.o htmltables.o hold_record.o privs.o verify.o verify_read.o promdevs.o \
 	retire.o prune.o)
-UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report.o rows.o parse.o json.o prom.o hold.o \
-	options.o plan.o points.o resolve.o msg.o escape.o delta.o jsonread.o runfile.o html.o \
-	htmlreport.o htmltables.o report_tests.o verify.o aging_tests.o promdevs.o retire.o)
+# The pure user-space parts: linked into the unit tests and the fuzz harnesses.
+PURE_OBJS := report.o rows.o parse.o json.o prom.o hold.o options.o plan.o points.o resolve.o msg.o \
+	escape.o delta.o jsonread.o runfile.o html.o htmlreport.o htmltables.o verify.o promdevs.o retire.o
+UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report_tests.o aging_tests.o $(PURE_OBJS))
 
 .PHONY: all clean deps demo test test-host unit install uninstall deb vmlinux bench bench-progs \
 	bench-switch bench-verify bench-soak vmtest
@@ -130,9 +131,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_NAMES := parse options mountinfo escape json report summary
 FUZZ_DIR := $(OUTPUT)/fuzz
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/fuzz_, $(FUZZ_NAMES))
-FUZZ_OBJS := $(addprefix $(FUZZ_DIR)/obj/, report.o rows.o parse.o json.o prom.o hold.o options.o \
-	plan.o points.o resolve.o msg.o escape.o delta.o jsonread.o runfile.o html.o htmlreport.o \
-	htmltables.o verify.o)
+FUZZ_OBJS := $(addprefix $(FUZZ_DIR)/obj/, $(PURE_OBJS))
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -MMD -MP \
 	-I$(OUTPUT) -Ibpf -Iuser -Itests/fuzz -DSPT_VERSION='"$(VERSION)"'
