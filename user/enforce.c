@@ -19,14 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include "enforce.h"
 #include "escape.h"
 #include "hold_record.h"
 #include "msg.h"
 #include "parse.h"
+#include "remount.h"
 #include "resolve.h"
 
 #define MAX_DEVS 64
@@ -47,6 +46,14 @@ struct enforced_fs {
 	char fstype[32];
 	bool in_effect; /* mounted (again) after stable_writes became 1 */
 	bool remounted; /* by us: it keeps stable writes after the restore */
+	bool unmounted; /* by us, not yet mounted again: the state file says how */
+	struct mount_spec spec;
+};
+
+/* What parse_mountinfo_line() leaves out of a line. */
+struct mount_ids {
+	int id, parent;
+	char optional[256];
 };
 
 static struct {
@@ -57,33 +64,6 @@ static struct {
 	bool persist;
 	bool active; /* the state file is ours */
 } enf;
-
-static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	spt_vmsg("", fmt, ap);
-	va_end(ap);
-}
-
-/* "enforce: ..." on stderr, escaped: it names mount points and devices. */
-static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void note(const char *fmt, ...)
-{
-	char *line = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&line, fmt, ap) >= 0) {
-		fputs("enforce: ", stderr);
-		text_puts(stderr, line);
-		fputc('\n', stderr);
-	}
-	va_end(ap);
-	free(line);
-}
 
 static int write_int_file(const char *path, int value)
 {
@@ -128,6 +108,13 @@ static int write_state(void)
 		fprintf(f, "%s %u:%u %d\n", enf.devs[i].disk.name,
 			spt_kdev_major(enf.devs[i].disk.dev), spt_kdev_minor(enf.devs[i].disk.dev),
 			enf.devs[i].old);
+	for (int i = 0; i < enf.nfs; i++) {
+		static char line[sizeof(struct mount_spec) * 4 + 64];
+
+		/* Checked to fit before the unmount. */
+		if (enf.fs[i].unmounted && mount_spec_format(&enf.fs[i].spec, line, sizeof(line)))
+			fputs(line, f);
+	}
 	if (fflush(f) || fsync(fd) || fclose(f)) {
 		unlink(tmp);
 		return -EIO;
@@ -152,110 +139,121 @@ static int check_no_state(void)
 		sscanf(line, "# stablepage-trace enforce pid=%d", &pid);
 	fclose(f);
 	if (pid > 0 && pid != getpid() && !kill(pid, 0))
-		warn("another enforce run (pid %d) is active; stop it first", pid);
+		spt_warn("another enforce run (pid %d) is active; stop it first", pid);
 	else
-		warn("an earlier enforce run (killed, or --persist) left stable_writes changed: "
+		spt_warn("an earlier enforce run (killed, or --persist) left stable_writes changed "
+		     "or a filesystem unmounted: "
 		     "`stablepage-trace enforce --restore` undoes it (%s)",
 		     SPT_ENFORCE_STATE);
 	return -1;
 }
 
-/* Up to a few processes keeping fs busy: cwd, root, open files, mappings. */
-static void busy_users(uint32_t dev, char *buf, size_t len)
+/* fs->spec from mountinfo; false after one line when a fresh mount at the
+ * same place would not be the same mount. */
+static bool fill_spec(struct enforced_fs *fs, const struct mountinfo_entry *e,
+		      const struct mount_ids *ids)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *de;
-	size_t used = 0;
-	int found = 0;
+	static char line[sizeof(struct mount_spec) * 4 + 64];
+	struct mount_spec *s = &fs->spec;
+	char bad[64];
 
-	buf[0] = '\0';
-	if (!proc)
-		return;
-	while ((de = readdir(proc)) && found < 5) {
-		char path[PATH_MAX], comm[32] = "?";
-		bool uses = false;
-		struct stat st;
-		FILE *f;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9' || atoi(de->d_name) == getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cwd", de->d_name);
-		uses = !stat(path, &st) && spt_kdev(major(st.st_dev), minor(st.st_dev)) == dev;
-		snprintf(path, sizeof(path), "/proc/%s/fd", de->d_name);
-		DIR *fds = uses ? NULL : opendir(path);
-		struct dirent *fe;
-
-		while (fds && (fe = readdir(fds)) && !uses) {
-			if (fstatat(dirfd(fds), fe->d_name, &st, 0))
-				continue;
-			uses = spt_kdev(major(st.st_dev), minor(st.st_dev)) == dev;
-		}
-		if (fds)
-			closedir(fds);
-		snprintf(path, sizeof(path), "/proc/%s/maps", de->d_name);
-		f = uses ? NULL : fopen(path, "re");
-		while (f && !uses && fgets(path, sizeof(path), f)) {
-			unsigned int maj, min;
-
-			if (sscanf(path, "%*s %*s %*s %x:%x", &maj, &min) == 2 &&
-			    maj < 1U << (32 - SPT_MINORBITS) && min < 1U << SPT_MINORBITS)
-				uses = spt_kdev(maj, min) == dev;
-		}
-		if (f)
-			fclose(f);
-		if (!uses)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(comm, sizeof(comm), f))
-				comm[strcspn(comm, "\n")] = '\0';
-			fclose(f);
-		}
-		used += snprintf(buf + used, len - used, "%s%s (%s)", found ? ", " : "pid ",
-				 de->d_name, comm);
-		if (used >= len)
-			break;
-		found++;
+	if (strcmp(e->root, "/")) {
+		spt_warn("cannot remount %s: it shows %s of its filesystem, and a fresh mount would "
+		     "show all of it", fs->mountpoint, e->root);
+		return false;
 	}
-	closedir(proc);
+	if (!mount_spec_prop(ids->optional, &s->prop, bad, sizeof(bad))) {
+		spt_warn("cannot remount %s: a fresh mount cannot be put back in its place in the "
+		     "propagation tree (%s)", fs->mountpoint, bad);
+		return false;
+	}
+	s->dev = spt_kdev(e->major, e->minor);
+	if ((size_t)snprintf(s->source, sizeof(s->source), "%s", e->source) >= sizeof(s->source) ||
+	    (size_t)snprintf(s->target, sizeof(s->target), "%s", e->mountpoint) >= sizeof(s->target) ||
+	    (size_t)snprintf(s->fstype, sizeof(s->fstype), "%s", e->fstype) >= sizeof(s->fstype) ||
+	    (size_t)snprintf(s->mount_opts, sizeof(s->mount_opts), "%s", e->mount_opts) >=
+		    sizeof(s->mount_opts) ||
+	    (size_t)snprintf(s->super_opts, sizeof(s->super_opts), "%s", e->super_opts) >=
+		    sizeof(s->super_opts) ||
+	    !mount_spec_format(s, line, sizeof(line))) {
+		spt_warn("cannot remount %s: its options are too long to record", fs->mountpoint);
+		return false;
+	}
+	return true;
 }
 
-/* Unmounts fs and mounts it again as mountinfo described it. */
-static int remount(struct enforced_fs *fs, const struct mountinfo_entry *e)
+/* The unmount failed: the state file forgets it; say why. */
+static void unmount_failed(struct enforced_fs *fs, int err)
 {
-	unsigned long flags;
-	char data[4096], users[256];
+	char users[256];
 
-	if (!mount_args(e->mount_opts, e->super_opts, &flags, data, sizeof(data))) {
-		warn("cannot remount %s: its options are too long", fs->mountpoint);
+	fs->unmounted = false;
+	if (write_state())
+		spt_warn("cannot rewrite %s", SPT_ENFORCE_STATE);
+	if (err == -EBUSY) {
+		busy_users(fs->dev, users, sizeof(users));
+		spt_warn("cannot remount %s: busy%s%s; stop its users or enforce without "
+		     "--remount and mount it again later",
+		     fs->mountpoint, users[0] ? ", used by " : "", users);
+	} else {
+		spt_warn("cannot unmount %s: %s", fs->mountpoint, strerror(-err));
+	}
+}
+
+/*
+ * Unmounts fs and mounts it again as mountinfo described it. Everything is
+ * checked first; the state file records the unmount before it happens, so
+ * that `enforce --restore` can mount it again after a crash in between.
+ */
+static int remount(struct enforced_fs *fs, const struct mountinfo_entry *e,
+		   const struct mount_ids *ids)
+{
+	struct remount r;
+	char why[512];
+	int err;
+
+	spt_test_fault("found");
+	if (!fill_spec(fs, e, ids))
+		return 0;
+	if (remount_prepare(&r, &fs->spec, ids->id, why, sizeof(why))) {
+		spt_warn("cannot remount %s: %s", fs->mountpoint, why);
+		remount_close(&r);
 		return 0;
 	}
-	/* umount writes the filesystem's dirty data back first: say what we wait for. */
-	note("unmounting %s to mount it again (waits for its dirty data to be written)...",
-	     fs->mountpoint);
-	if (umount2(fs->mountpoint, 0)) {
-		if (errno == EBUSY) {
-			busy_users(fs->dev, users, sizeof(users));
-			warn("cannot remount %s: busy%s%s; stop its users or enforce without "
-			     "--remount and mount it again later",
-			     fs->mountpoint, users[0] ? ", used by " : "", users);
-		} else {
-			warn("cannot unmount %s: %s", fs->mountpoint, strerror(errno));
-		}
-		return 0;
-	}
-	if (mount(e->source, fs->mountpoint, e->fstype, flags, data[0] ? data : NULL)) {
-		warn("unmounted %s but cannot mount it again: %s; mount it by hand: mount -t %s -o "
-		     "%s%s%s "
-		     "%s %s",
-		     fs->mountpoint, strerror(errno), e->fstype, e->mount_opts, data[0] ? "," : "",
-		     data, e->source, fs->mountpoint);
+	fs->unmounted = true;
+	err = write_state();
+	if (err) {
+		fs->unmounted = false;
+		remount_close(&r);
+		spt_warn("cannot write %s: %s", SPT_ENFORCE_STATE, strerror(-err));
 		return -1;
 	}
-	fs->in_effect = true;
-	fs->remounted = true;
-	note("mounted %s again: stable writes in effect there", fs->mountpoint);
+	/* umount writes the filesystem's dirty data back first: say what we wait for. */
+	spt_note("unmounting %s to mount it again (waits for its dirty data to be written)...",
+	     fs->mountpoint);
+	err = remount_unmount(&r);
+	if (err) {
+		remount_close(&r);
+		unmount_failed(fs, err);
+		return 0;
+	}
+	spt_test_fault("unmounted");
+	err = remount_mount(&r, why, sizeof(why));
+	remount_close(&r);
+	if (err < 0) {
+		spt_warn("unmounted %s but cannot mount it again: %s; `stablepage-trace enforce "
+		     "--restore` tries again", fs->mountpoint, why);
+		return -1;
+	}
+	fs->unmounted = false;
+	if (write_state())
+		spt_warn("cannot rewrite %s", SPT_ENFORCE_STATE);
+	fs->in_effect = fs->remounted = !err;
+	if (err)
+		spt_note("mounted %s again, but its filesystem was still mounted in another mount "
+		     "namespace: stable writes not in effect", fs->mountpoint);
+	else
+		spt_note("mounted %s again: stable writes in effect there", fs->mountpoint);
 	return 0;
 }
 
@@ -265,6 +263,7 @@ static int find_mounts(int disk, bool do_remount)
 	/* entries[i] points into lines[i]: mountinfo lines of any length. */
 	static char *lines[MAX_FS];
 	static struct mountinfo_entry entries[MAX_FS];
+	static struct mount_ids ids[MAX_FS];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	size_t cap = 0;
 	int n = 0, err = 0;
@@ -275,7 +274,9 @@ static int find_mounts(int disk, bool do_remount)
 		struct spt_disk d;
 		uint32_t bdev;
 
-		if (!parse_mountinfo_line(lines[n], &entries[n]))
+		if (!mountinfo_ids(lines[n], &ids[n].id, &ids[n].parent, ids[n].optional,
+				   sizeof(ids[n].optional)) ||
+		    !parse_mountinfo_line(lines[n], &entries[n]))
 			continue;
 		bdev = resolve_mount_bdev(&entries[n]);
 		if (resolve_disk(bdev, &d) || d.dev != enf.devs[disk].disk.dev)
@@ -307,14 +308,14 @@ static int find_mounts(int disk, bool do_remount)
 		if (fs->in_effect)
 			continue;
 		if (!do_remount)
-			note("%s (%s on %s) was mounted before stable_writes was set: not in "
+			spt_note("%s (%s on %s) was mounted before stable_writes was set: not in "
 			     "effect until it is mounted again (--remount does it)",
 			     fs->mountpoint, fs->fstype, enf.devs[disk].disk.name);
 		else if (mounts > 1)
-			warn("cannot remount %s: the filesystem is mounted %d times (bind mounts); "
+			spt_warn("cannot remount %s: the filesystem is mounted %d times (bind mounts); "
 			     "unmount the others first",
 			     fs->mountpoint, mounts);
-		else if (remount(fs, &entries[i]))
+		else if (remount(fs, &entries[i], &ids[i]))
 			err = -1;
 	}
 	for (int i = 0; i <= n && i < MAX_FS; i++) {
@@ -356,6 +357,9 @@ int enforce_apply(const struct enforce_opts *opts)
 	int err;
 
 	enf.persist = opts->persist;
+	if (enforce_lock())
+		return -1;
+	spt_test_fault("locked");
 	if (check_no_state())
 		return -1;
 	for (int i = 0; i < opts->ndevs; i++) {
@@ -364,7 +368,7 @@ int enforce_apply(const struct enforce_opts *opts)
 
 		err = resolve_disk(opts->devs[i], &d->disk);
 		if (err) {
-			warn("--dev %u:%u is not a block device in /sys/dev/block: native "
+			spt_warn("--dev %u:%u is not a block device in /sys/dev/block: native "
 			     "enforcement "
 			     "needs the filesystem's block device",
 			     spt_kdev_major(opts->devs[i]), spt_kdev_minor(opts->devs[i]));
@@ -377,14 +381,14 @@ int enforce_apply(const struct enforce_opts *opts)
 		queue_file(d, path, sizeof(path));
 		err = read_int_file(path, &d->old);
 		if (err) {
-			warn("cannot read %s: %s", path, strerror(-err));
+			spt_warn("cannot read %s: %s", path, strerror(-err));
 			return -1;
 		}
 		enf.ndevs++;
 	}
 	err = write_state();
 	if (err) {
-		warn("cannot write %s: %s", SPT_ENFORCE_STATE, strerror(-err));
+		spt_warn("cannot write %s: %s", SPT_ENFORCE_STATE, strerror(-err));
 		return -1;
 	}
 	enf.active = true;
@@ -394,7 +398,7 @@ int enforce_apply(const struct enforce_opts *opts)
 		queue_file(d, path, sizeof(path));
 		err = write_int_file(path, 1);
 		if (err) {
-			warn("cannot set %s: %s", path, strerror(-err));
+			spt_warn("cannot set %s: %s", path, strerror(-err));
 			return -1;
 		}
 		d->changed = true;
@@ -433,7 +437,7 @@ bool enforce_report(const struct spt_summary *s)
 			in_effect ? "in effect" : "NOT in effect", (unsigned long long)violations,
 			(unsigned long long)(ds ? stable_waits(ds->waits) : 0));
 		if (in_effect && violations) {
-			warn("%s: violations although stable writes are in effect", fs->mountpoint);
+			spt_warn("%s: violations although stable writes are in effect", fs->mountpoint);
 			ok = false;
 		}
 	}
@@ -456,7 +460,7 @@ void enforce_finish(void)
 		queue_file(d, path, sizeof(path));
 		err = write_int_file(path, d->old);
 		if (err) {
-			warn("cannot restore %s to %d: %s", path, d->old, strerror(-err));
+			spt_warn("cannot restore %s to %d: %s", path, d->old, strerror(-err));
 			all = false;
 			continue;
 		}
@@ -470,20 +474,67 @@ void enforce_finish(void)
 					"again\n",
 					enf.fs[j].mountpoint);
 	}
+	for (int j = 0; j < enf.nfs; j++)
+		if (enf.fs[j].unmounted) {
+			spt_warn("%s stays unmounted: `stablepage-trace enforce --restore` mounts it "
+			     "again (%s keeps how)", enf.fs[j].mountpoint, SPT_ENFORCE_STATE);
+			all = false;
+		}
 	if (all)
 		unlink(SPT_ENFORCE_STATE);
 	enf.active = false;
 }
 
-/* Held writers first (BPF mode: a record per run), then the devices. */
+/* One line of the state file written back: a device's value, or a
+ * filesystem mounted again. 0, or 1 when it could not be. */
+static int restore_line(char *line)
+{
+	static struct mount_spec spec;
+	char path[PATH_MAX + 32];
+	struct enforced_dev d;
+	const char *name;
+	uint32_t kdev;
+	int value, err;
+
+	if (!strncmp(line, "unmounted ", 10)) {
+		if (mount_spec_parse(line, &spec))
+			return remount_restore(&spec);
+	} else if (parse_state_line(line, &name, &kdev, &value)) {
+		/* A loop device may have been freed and reused since. */
+		if (resolve_disk(kdev, &d.disk) || strcmp(d.disk.name, name)) {
+			fprintf(stderr, "enforce: %s (%u:%u) is gone; nothing to restore there\n",
+				name, spt_kdev_major(kdev), spt_kdev_minor(kdev));
+			return 0;
+		}
+		queue_file(&d, path, sizeof(path));
+		err = write_int_file(path, value);
+		if (err) {
+			spt_warn("cannot restore %s to %d: %s", path, value, strerror(-err));
+			return 1;
+		}
+		fprintf(stderr, "enforce: %s: stable_writes restored to %d\n", name, value);
+		return 0;
+	}
+	spt_warn("ignoring a malformed line in %s", SPT_ENFORCE_STATE);
+	return 1;
+}
+
+/*
+ * Held writers first (BPF mode: a record per run), then the devices, then
+ * the filesystems left unmounted (the state file lists them last: they are
+ * mounted with the device's value back, as they were before the run).
+ */
 int enforce_restore(void)
 {
 	bool held_found;
 	int held_failed = hold_record_restore(&held_found);
-	FILE *f = fopen(SPT_ENFORCE_STATE, "re");
-	char line[512], path[PATH_MAX + 32];
-	int pid = 0, failed = 0, err;
+	char line[sizeof(struct mount_spec) * 4 + 64];
+	int pid = 0, failed = 0;
+	FILE *f;
 
+	if (enforce_lock())
+		return 1;
+	f = fopen(SPT_ENFORCE_STATE, "re");
 	if (!f) {
 		if (errno == ENOENT) {
 			if (!held_found)
@@ -491,46 +542,21 @@ int enforce_restore(void)
 					SPT_ENFORCE_STATE);
 			return held_failed;
 		}
-		warn("cannot read %s: %s", SPT_ENFORCE_STATE, strerror(errno));
+		spt_warn("cannot read %s: %s", SPT_ENFORCE_STATE, strerror(errno));
 		return 1;
 	}
 	if (fgets(line, sizeof(line), f))
 		sscanf(line, "# stablepage-trace enforce pid=%d", &pid);
 	if (pid > 0 && !kill(pid, 0)) {
 		fclose(f);
-		warn("enforce run %d is still active: stop it (Ctrl-C, kill) and it restores by "
+		spt_warn("enforce run %d is still active: stop it (Ctrl-C, kill) and it restores by "
 		     "itself",
 		     pid);
 		return 1;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		struct enforced_dev d;
-		const char *name;
-		uint32_t kdev;
-		int value;
-
-		if (line[0] == '#')
-			continue;
-		if (!parse_state_line(line, &name, &kdev, &value)) {
-			warn("ignoring a malformed line in %s", SPT_ENFORCE_STATE);
-			failed++;
-			continue;
-		}
-		/* A loop device may have been freed and reused since. */
-		if (resolve_disk(kdev, &d.disk) || strcmp(d.disk.name, name)) {
-			fprintf(stderr, "enforce: %s (%u:%u) is gone; nothing to restore there\n",
-				name, spt_kdev_major(kdev), spt_kdev_minor(kdev));
-			continue;
-		}
-		queue_file(&d, path, sizeof(path));
-		err = write_int_file(path, value);
-		if (err) {
-			warn("cannot restore %s to %d: %s", path, value, strerror(-err));
-			failed++;
-			continue;
-		}
-		fprintf(stderr, "enforce: %s: stable_writes restored to %d\n", name, value);
-	}
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '#')
+			failed += restore_line(line);
 	fclose(f);
 	if (failed)
 		return 1;

@@ -7,16 +7,39 @@
 
 /* The line goes through the text escaper: messages quote what users and
  * other processes named (paths, comms, arguments), and stay one line. */
-void spt_vmsg(const char *suffix, const char *fmt, va_list ap)
+static void vline(const char *prefix, const char *suffix, const char *fmt, va_list ap)
 {
 	char *line = NULL;
 
-	fputs("stablepage-trace: ", stderr);
+	fputs(prefix, stderr);
 	if (vasprintf(&line, fmt, ap) >= 0)
 		text_puts(stderr, line);
 	free(line);
 	fputs(suffix, stderr);
 	fputc('\n', stderr);
+}
+
+void spt_vmsg(const char *suffix, const char *fmt, va_list ap)
+{
+	vline("stablepage-trace: ", suffix, fmt, ap);
+}
+
+void spt_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline("stablepage-trace: ", "", fmt, ap);
+	va_end(ap);
+}
+
+void spt_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline("enforce: ", "", fmt, ap);
+	va_end(ap);
 }
 
 void spt_die(const char *fmt, ...)

@@ -24,6 +24,8 @@ static int failures, checks;
 void report_tests(int *checks, int *failures);
 /* aging_tests.c: the Prometheus file's label sets, rows that age out. */
 void aging_tests(int *checks, int *failures);
+/* mountspec_tests.c: what enforce --remount reads, refuses and records. */
+void mountspec_tests(int *checks, int *failures);
 
 #define CHECK(cond)                                                                \
 	do {                                                                       \
@@ -1438,6 +1440,7 @@ int main(void)
 	test_summary_json_time();
 	report_tests(&checks, &failures);
 	aging_tests(&checks, &failures);
+	mountspec_tests(&checks, &failures);
 	test_verify_options();
 	test_verify_report();
 	printf("%d checks, %d failed\n", checks, failures);
