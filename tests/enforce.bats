@@ -113,3 +113,154 @@ enforce_profile() {
 	assert_success
 	[ "$(stable_writes_of "$LOOP")" = 0 ]
 }
+
+# mount_line DIR: DIR's mountinfo line without the mount's and its parent's
+# ids (a new mount has new ones); peer group numbers as "shared".
+mount_line() {
+	awk -v m="$1" '$5 == m { $1 = $2 = ""; gsub(/shared:[0-9]+/, "shared"); print }' \
+		/proc/self/mountinfo
+}
+mount_id() {
+	awk -v m="$1" '$5 == m { print $1 }' /proc/self/mountinfo
+}
+
+# remount_keeps FSTYPE OPTIONS [PROPAGATION]: mounted with OPTIONS, --remount
+# mounts it again with exactly the same mountinfo line.
+remount_keeps() {
+	make_fs "$1"
+	umount "$MNT"
+	mount -o "$2" "$LOOP" "$MNT"
+	[ -z "${3:-}" ] || mount --make-"$3" "$MNT"
+	local before
+	before=$(mount_line "$MNT")
+	echo "before: $before"
+	run "$SPT" enforce --native --dev "$LOOP" --remount -q -d 0.5
+	assert_success
+	assert_output --partial "mounted $MNT again: stable writes in effect there"
+	echo "after:  $(mount_line "$MNT")"
+	[ "$(mount_line "$MNT")" = "$before" ]
+	[ "$(stable_writes_of "$LOOP")" = 0 ]
+	[ ! -e "$STATE" ]
+}
+
+@test "enforce --remount, ext4: nosymfollow, noexec and the superblock's options are kept exactly" {
+	remount_keeps ext4 nosuid,nodev,noexec,noatime,nosymfollow,commit=17,errors=remount-ro
+}
+
+@test "enforce --remount, xfs: ro, strictatime, nodiratime, unbindable and logbufs are kept exactly" {
+	remount_keeps xfs ro,strictatime,nodiratime,nosymfollow,logbufs=4 unbindable
+}
+
+@test "enforce --remount refuses a mount of a subdirectory and one with a mount inside, unmounting nothing" {
+	make_fs ext4
+	mkdir "$MNT/sub" "$BATS_TEST_TMPDIR/part"
+	mount --bind "$MNT/sub" "$BATS_TEST_TMPDIR/part"
+	on_cleanup "umount $BATS_TEST_TMPDIR/part"
+	umount "$MNT"
+	local id
+	id=$(mount_id "$BATS_TEST_TMPDIR/part")
+	run "$SPT" enforce --native --dev "$LOOP" --remount -q -d 0.5
+	assert_success
+	assert_output --partial "cannot remount $BATS_TEST_TMPDIR/part: it shows /sub of its filesystem"
+	refute_output --partial "unmounting"
+	[ "$(mount_id "$BATS_TEST_TMPDIR/part")" = "$id" ]
+	umount "$BATS_TEST_TMPDIR/part"
+	mount "$LOOP" "$MNT"
+	mount -t tmpfs none "$MNT/sub"
+	on_cleanup "umount $MNT/sub"
+	id=$(mount_id "$MNT")
+	run "$SPT" enforce --native --dev "$LOOP" --remount -q -d 0.5
+	assert_success
+	assert_output --partial "cannot remount $MNT: $MNT/sub is mounted inside it; unmount it first"
+	refute_output --partial "unmounting"
+	[ "$(mount_id "$MNT")" = "$id" ]
+	[ "$(stable_writes_of "$LOOP")" = 0 ]
+}
+
+# run_stopped_at POINT ARGS...: the tool started with ARGS, stopped by its
+# fault point POINT; sets STOPPED (its pid) and STOPPED_ERR (its stderr).
+run_stopped_at() {
+	local point=$1 s
+	shift
+	STOPPED_ERR=$BATS_TEST_TMPDIR/stopped.err
+	SPT_TEST_FAULT=stop:$point "$SPT" "$@" 2> "$STOPPED_ERR" &
+	STOPPED=$!
+	on_cleanup "kill -KILL $STOPPED 2>/dev/null"
+	for _ in $(seq 600); do
+		s=$(state "$STOPPED")
+		[ "$s" = T ] && return 0
+		[ -n "$s" ] || break
+		sleep 0.1
+	done
+	echo "the tool did not stop at $point:"
+	cat "$STOPPED_ERR"
+	return 1
+}
+
+@test "enforce --remount refuses a mount point whose path became a symbolic link" {
+	make_fs ext4
+	umount "$MNT"
+	mkdir -p "$BATS_TEST_TMPDIR/a/mnt"
+	mount "$LOOP" "$BATS_TEST_TMPDIR/a/mnt"
+	on_cleanup "umount $BATS_TEST_TMPDIR/b/mnt"
+	local id
+	id=$(mount_id "$BATS_TEST_TMPDIR/a/mnt")
+	# Stopped with mountinfo read: the path is swapped for a symlink to
+	# the same directory, under the tool's feet.
+	run_stopped_at found enforce --native --dev "$LOOP" --remount -q -d 0.5
+	mv "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
+	ln -s b "$BATS_TEST_TMPDIR/a"
+	kill -CONT "$STOPPED"
+	wait "$STOPPED"
+	cat "$STOPPED_ERR"
+	grep -q "^stablepage-trace: cannot remount $BATS_TEST_TMPDIR/a/mnt: its path has a symbolic link in it" "$STOPPED_ERR"
+	! grep -q unmounting "$STOPPED_ERR"
+	[ "$(mount_id "$BATS_TEST_TMPDIR/b/mnt")" = "$id" ]
+	[ "$(stable_writes_of "$LOOP")" = 0 ]
+}
+
+@test "killed between unmount and mount: the state file says so, enforce --restore mounts it back" {
+	make_fs ext4
+	umount "$MNT"
+	mount -o nosymfollow,noexec,commit=17 "$LOOP" "$MNT"
+	local before
+	before=$(mount_line "$MNT")
+	run env SPT_TEST_FAULT=kill:unmounted "$SPT" enforce --native --dev "$LOOP" --remount -q -d 5
+	[ "$status" -eq 137 ]
+	! mountpoint -q "$MNT"
+	grep -Eq "^unmounted $DEV (private|shared) $LOOP $MNT ext4 " "$STATE"
+	run "$SPT" enforce --native --dev "$LOOP" --remount -q -d 1
+	[ "$status" -eq 1 ]
+	assert_output --partial "stablepage-trace enforce --restore"
+	! mountpoint -q "$MNT"
+	run "$SPT" enforce --restore
+	assert_success
+	assert_line "enforce: ${LOOP#/dev/}: stable_writes restored to 0"
+	assert_line --partial "enforce: $MNT mounted again (ext4 on $LOOP"
+	[ "$(mount_line "$MNT")" = "$before" ]
+	[ "$(stable_writes_of "$LOOP")" = 0 ]
+	[ ! -e "$STATE" ]
+	assert_detached
+}
+
+@test "two enforce runs do not interleave: the second refuses while the first holds the lock" {
+	make_fs ext4
+	local id
+	id=$(mount_id "$MNT")
+	# The first run has the lock and has changed nothing yet: without the
+	# lock, nothing would stop the second.
+	run_stopped_at locked enforce --native --dev "$LOOP" --remount -q -d 1
+	[ ! -e "$STATE" ]
+	run "$SPT" enforce --native --dev "$LOOP" --remount -q -d 1
+	[ "$status" -eq 1 ]
+	assert_output "stablepage-trace: another enforce run (pid $STOPPED) holds /run/stablepage-trace/enforce.lock; wait for it to end"
+	run "$SPT" enforce --restore
+	[ "$status" -eq 1 ]
+	assert_output --partial "another enforce run (pid $STOPPED)"
+	[ "$(stable_writes_of "$LOOP")" = 0 ]
+	[ "$(mount_id "$MNT")" = "$id" ]
+	kill -CONT "$STOPPED"
+	wait "$STOPPED"
+	grep -q "mounted $MNT again: stable writes in effect there" "$STOPPED_ERR"
+	[ ! -e "$STATE" ]
+}
