@@ -143,8 +143,8 @@ remount_keeps() {
 	[ ! -e "$STATE" ]
 }
 
-@test "enforce --remount, ext4: nosymfollow, noexec and the superblock's options are kept exactly" {
-	remount_keeps ext4 nosuid,nodev,noexec,noatime,nosymfollow,commit=17,errors=remount-ro
+@test "enforce --remount, ext4: nosymfollow, noexec, lazytime, shared and the superblock's options are kept exactly" {
+	remount_keeps ext4 nosuid,nodev,noexec,noatime,nosymfollow,lazytime,commit=17,errors=remount-ro shared
 }
 
 @test "enforce --remount, xfs: ro, strictatime, nodiratime, unbindable and logbufs are kept exactly" {
@@ -174,6 +174,18 @@ remount_keeps() {
 	assert_output --partial "cannot remount $MNT: $MNT/sub is mounted inside it; unmount it first"
 	refute_output --partial "unmounting"
 	[ "$(mount_id "$MNT")" = "$id" ]
+	[ "$(stable_writes_of "$LOOP")" = 0 ]
+}
+
+@test "enforce --remount refuses a slave mount: a fresh mount would not be one" {
+	make_fs ext4
+	mount --make-shared "$MNT"
+	# In a new mount namespace, the copy of MNT is a slave of ours (master:N).
+	run unshare --mount --propagation slave "$SPT" enforce --native --dev "$LOOP" --remount -q -d 0.5
+	assert_success
+	assert_output --regexp "cannot remount $MNT: a fresh mount cannot be put back in its place in the propagation tree \\(master:[0-9]+\\)"
+	refute_output --partial "unmounting"
+	mountpoint -q "$MNT"
 	[ "$(stable_writes_of "$LOOP")" = 0 ]
 }
 

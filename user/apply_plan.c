@@ -55,7 +55,8 @@ static void apply_rodata(struct stablepage_bpf *skel, const struct spt_rodata *r
 }
 
 /*
- * For tests only: every test-only switch of the tool is here. A smaller
+ * For tests only: every test-only switch of the tool is here, but for the
+ * fault points of enforce --remount (spt_test_fault, remount.c). A smaller
  * histogram table (SPT_HIST_TABLE_ROWS) sends the keys whose row is
  * missing to the hash map, the path a taken row leads to; one stall-horizon
  * set (SPT_STALL_HORIZON_SETS=1) is shared by every thread.
