@@ -1,24 +1,36 @@
 #!/bin/bash
-# Runs a command inside a QEMU guest booted on Debian's 6.1 kernel, with the
+# Runs a command inside a QEMU guest booted on a Debian kernel (6.1 or 6.12), with the
 # host's root filesystem shared read-only over 9p (no rootfs to build), and
 # returns the command's output and exit status.
 #   lab/vmtest.sh [CMD...]     default: tests/run.sh in the guest, on the
-#                              build in $VMTEST_BUILD (default build)
+#                              build in $VMTEST_BUILD (default build), the
+#                              suites in $SPT_SUITES (default all)
 # (any command runs with loop, ext4, xfs, btrfs and vfat loaded from the guest
 # kernel's modules)
 # Software emulation only (-accel tcg): KVM guests hang on these machines.
-# Environment: VMTEST_BUILD, VMTEST_ACCEL, VMTEST_TIMEOUT (3000 s), VMTEST_CONSOLE, VMTEST_KPKG.
-# The kernel package is fetched with apt-get download and cached in .cache/vm.
+# Environment: VMTEST_BUILD, VMTEST_ACCEL, VMTEST_TIMEOUT (3000 s), VMTEST_CONSOLE,
+# VMTEST_KERNEL (a series: 6.1, the default, or 6.12), VMTEST_KPKG (one package).
+# The kernel package is fetched with apt-get download and cached in .cache/vm,
+# one vmlinuz, module tree and initramfs per kernel version.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 build=${VMTEST_BUILD:-build}
 [ "$(id -u)" = 0 ] || { echo "vmtest: needs root" >&2; exit 1; }
-scripts/install-deps.sh qemu-system-x86 busybox-static cpio kmod
+scripts/install-deps.sh qemu-system-x86 busybox-static cpio kmod xz-utils
 
 cache=$top/.cache/vm
-# VMTEST_KPKG: another 6.1 package (without -unsigned), e.g. linux-image-6.1.0-47-amd64
-kpkg=${VMTEST_KPKG:-$(apt-cache depends linux-image-amd64 | sed -n 's/.*Depends: \(linux-image-.*-amd64\)$/\1/p' | head -1)}
+# newest_kpkg SERIES: the newest generic amd64 image of a series that apt knows
+# (6.1: linux-image-6.1.0-N-amd64, 6.12: linux-image-6.12.N+debM-amd64),
+# without -unsigned. The -cloud flavour has no 9p modules.
+newest_kpkg() {
+	apt-cache search --names-only "^linux-image-${1//./\\.}\\.[0-9]+(-[0-9]+|\\+deb[0-9]+)-amd64-unsigned\$" |
+		cut -d' ' -f1 | sort -V | tail -n1 | sed 's/-unsigned$//'
+}
+# VMTEST_KPKG: one package (without -unsigned), e.g. linux-image-6.1.0-47-amd64;
+# it wins over VMTEST_KERNEL.
+kpkg=${VMTEST_KPKG:-$(newest_kpkg "${VMTEST_KERNEL:-6.1}")}
+[ -n "$kpkg" ] || { echo "vmtest: no linux-image-${VMTEST_KERNEL:-6.1}.*-amd64-unsigned in apt's lists" >&2; exit 1; }
 kver=${kpkg#linux-image-}
 mkdir -p "$cache"
 if [ ! -f "$cache/root/boot/vmlinuz-$kver" ]; then
@@ -41,9 +53,15 @@ if [ ! -f "$initrd" ]; then
 	mkdir -p "$staging"/{bin,mods,proc,sys,dev,newroot}
 	cp /bin/busybox "$staging/bin/"
 	# In dependency order (modules.dep); init loads them as listed.
+	# 6.12 builds virtio in (its modules are then absent) and ships the
+	# others as .ko.xz, which busybox insmod does not read: decompressed here.
 	for m in virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci \
 		netfs fscache 9pnet 9pnet_virtio 9p; do
-		find "$mods" -name "$m.ko" -exec cp {} "$staging/mods/" \;
+		ko=$(find "$mods" \( -name "$m.ko" -o -name "$m.ko.xz" \) | head -n1)
+		case $ko in
+		*.xz) xz -dc "$ko" > "$staging/mods/$m.ko" ;;
+		?*) cp "$ko" "$staging/mods/" ;;
+		esac
 		echo "$m" >> "$staging/mods/order"
 	done
 	cat > "$staging/init" <<-'EOF'
@@ -93,9 +111,10 @@ EOF
 if [ $# -gt 0 ]; then
 	printf '%q ' "$@" >> "$results/cmd"
 else
-	# Default: the project's own suite against the guest kernel.
+	# Default: the project's own suites (SPT_SUITES: some) against the guest kernel.
 	cat >> "$results/cmd" <<-EOF
 	echo "# guest kernel \$(uname -r)"
+	${SPT_SUITES:+export SPT_SUITES=$(printf %q "$SPT_SUITES")}
 	tests/run.sh $(printf %q "$build")
 	EOF
 fi
