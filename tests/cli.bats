@@ -155,6 +155,12 @@ expect_error() {
 	local hold
 	hold=$(jq -r '.enforcement.bpf_hold // "no"' "$j")
 	grep -q "holding write() from BPF: $( [ "$hold" = no ] && echo no || echo "possible ($hold)")" "$t"
+	# What differs between kernels: one row each, with the JSON's value.
+	[ "$(jq '.layouts | length' "$j")" -eq "$(sed -n '/^what differs between kernels/,/^block devices/p' "$t" | grep -c '^  ')" ]
+	grep -Eq "^  PG_writeback bit +$(jq -r '.layouts.pg_writeback_bit // "absent"' "$j") " "$t"
+	while read -r v; do
+		cut -c50- "$t" | grep -Fxq "$v" || { echo "no layout row: $v"; return 1; }
+	done < <(jq -r '.layouts | del(.pg_writeback_bit)[]' "$j")
 	# Every block device row, with its stable_writes and filesystems.
 	[ "$(jq '.block_devices | length' "$j")" -eq "$(sed -n '/^  DEVICE /,$p' "$t" | tail -n +2 | wc -l)" ]
 	while IFS=$'\t' read -r name stable fs; do

@@ -58,6 +58,9 @@ struct facts {
 	char btf_error[128];
 	bool tracepoint[SPT_NTRACEPOINTS], all_tracepoints, send_signal_kfunc;
 	bool as_stable_writes; /* enum mapping_flags has AS_STABLE_WRITES */
+	/* Layouts that differ between the supported kernels (core_fixes.bpf.h). */
+	long pg_writeback; /* its bit in enum pageflags, -1: absent */
+	bool pg_error, memdesc_flags, bd_super, bd_holder_ops, limits_features, limits_integrity;
 	bool ringbuf;
 	bool ok[NPROBES];
 	char why[NPROBES][128];
@@ -144,17 +147,44 @@ static void read_block_devices(struct facts *x)
 	free(names);
 }
 
-/* Does enum mapping_flags have AS_STABLE_WRITES (6.7, 6.6.4, 6.1.y)? */
-static bool btf_has_as_stable_writes(const struct btf *btf)
+/* The value of enum NAME's MEMBER in the kernel's BTF, -1 when absent. */
+static long btf_enum_value(const struct btf *btf, const char *name, const char *member)
 {
-	int id = btf__find_by_name_kind(btf, "mapping_flags", BTF_KIND_ENUM);
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_ENUM);
 	const struct btf_type *t = id >= 0 ? btf__type_by_id(btf, id) : NULL;
 	const struct btf_enum *e = t ? btf_enum(t) : NULL;
 
 	for (int i = 0; e && i < btf_vlen(t); i++)
-		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), "AS_STABLE_WRITES"))
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), member))
+			return e[i].val;
+	return -1;
+}
+
+/* Does struct NAME have MEMBER? */
+static bool btf_has_member(const struct btf *btf, const char *name, const char *member)
+{
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+	const struct btf_type *t = id >= 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; m && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), member))
 			return true;
 	return false;
+}
+
+/* What the BPF side relocates or chooses between (bpf/core_fixes.bpf.h). */
+static void read_layouts(const struct btf *btf, struct facts *x)
+{
+	/* AS_STABLE_WRITES: 6.7, 6.6.4, 6.1.y */
+	x->as_stable_writes = btf_enum_value(btf, "mapping_flags", "AS_STABLE_WRITES") >= 0;
+	x->pg_writeback = btf_enum_value(btf, "pageflags", "PG_writeback");
+	x->pg_error = btf_enum_value(btf, "pageflags", "PG_error") >= 0;
+	x->memdesc_flags = btf__find_by_name_kind(btf, "memdesc_flags_t", BTF_KIND_TYPEDEF) >= 0;
+	x->bd_super = btf_has_member(btf, "block_device", "bd_super");
+	x->bd_holder_ops = btf_has_member(btf, "block_device", "bd_holder_ops");
+	x->limits_features = btf_has_member(btf, "queue_limits", "features");
+	x->limits_integrity = btf_has_member(btf, "queue_limits", "integrity");
 }
 
 /* The kernel's BTF and what it has. False when it does not parse. */
@@ -174,7 +204,7 @@ static bool read_btf(struct facts *x)
 		x->all_tracepoints &= x->tracepoint[i];
 	}
 	x->send_signal_kfunc = btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) >= 0;
-	x->as_stable_writes = btf_has_as_stable_writes(btf);
+	read_layouts(btf, x);
 	btf__free(btf);
 	return true;
 }
@@ -312,6 +342,76 @@ static void print_bdev_cache_text(FILE *f, const struct facts *x)
 		   "  (submit_bh: jbd2, sync_dirty_buffer) are not seen\n");
 }
 
+/* What differs between kernels (docs/semantics.md: kernels), as the
+ * text's label, the JSON's key and one value shared by both. */
+enum {
+	LAYOUT_FLAGS,
+	LAYOUT_PG_ERROR,
+	LAYOUT_BDEV_FS,
+	LAYOUT_QUEUE,
+	LAYOUT_PI,
+	LAYOUT_PER,
+	NLAYOUTS
+};
+
+static const char *const layout_keys[NLAYOUTS][2] = {
+	[LAYOUT_FLAGS] = { "folio_flags", "folio->flags" },
+	[LAYOUT_PG_ERROR] = { "pg_error", "PG_error page flag" },
+	[LAYOUT_BDEV_FS] = { "bdev_filesystem", "a block device's filesystem" },
+	[LAYOUT_QUEUE] = { "queue_stable_writes", "a queue's stable writes" },
+	[LAYOUT_PI] = { "pi_disk_stable_writes_0", "integrity (PI) disk, stable_writes 0" },
+	[LAYOUT_PER] = { "stable_writes_per", "the kernel waits per" },
+};
+
+static void layout_values(const struct facts *x, const char *v[NLAYOUTS])
+{
+	v[LAYOUT_FLAGS] = x->memdesc_flags ? "memdesc_flags_t (6.18+)" : "unsigned long (up to 6.17)";
+	v[LAYOUT_PG_ERROR] = x->pg_error ? "present (up to 6.11)" : "absent (removed in 6.12)";
+	v[LAYOUT_BDEV_FS] = x->bd_super ? "bd_super (up to 6.5)"
+			    : x->bd_holder_ops ? "bd_holder with holder ops (6.6+)"
+					       : "unknown (neither bd_super nor bd_holder_ops)";
+	v[LAYOUT_QUEUE] = x->limits_features ? "BLK_FEAT_STABLE_WRITES, a queue limit (6.11+)"
+					     : "QUEUE_FLAG_STABLE_WRITES (5.10 to 6.10)";
+	/* bdev_stable_writes() is true for a checksum whatever the flag says
+	 * ("block: bypass the STABLE_WRITES flag for protection information",
+	 * 6.11, with the integrity profile moved into the queue limits). */
+	v[LAYOUT_PI] = x->limits_integrity ? "stable anyway (6.11+)" : "not stable (up to 6.10)";
+	v[LAYOUT_PER] = x->as_stable_writes ? "mapping (AS_STABLE_WRITES)"
+					    : "superblock (SB_I_STABLE_WRITES)";
+}
+
+static void print_layouts_text(FILE *f, const struct facts *x)
+{
+	const char *v[NLAYOUTS];
+
+	layout_values(x, v);
+	fprintf(f, "what differs between kernels (read from its BTF):\n");
+	if (x->pg_writeback >= 0)
+		fprintf(f, "  %-46s %ld (15 up to 6.5, 1 from 6.6)\n", "PG_writeback bit",
+			x->pg_writeback);
+	else
+		fprintf(f, "  %-46s absent from enum pageflags\n", "PG_writeback bit");
+	for (int i = 0; i < NLAYOUTS; i++)
+		fprintf(f, "  %-46s %s\n", layout_keys[i][1], v[i]);
+}
+
+static void print_layouts_json(FILE *f, const struct facts *x)
+{
+	const char *v[NLAYOUTS];
+
+	layout_values(x, v);
+	fputs(",\"layouts\":{\"pg_writeback_bit\":", f);
+	if (x->pg_writeback >= 0)
+		fprintf(f, "%ld", x->pg_writeback);
+	else
+		fputs("null", f);
+	for (int i = 0; i < NLAYOUTS; i++) {
+		fprintf(f, ",\"%s\":", layout_keys[i][0]);
+		json_string(f, v[i]);
+	}
+	fputc('}', f);
+}
+
 static void print_text(FILE *f, const struct facts *x)
 {
 	const char *why, *hold = bpf_hold(x, &why);
@@ -337,6 +437,7 @@ static void print_text(FILE *f, const struct facts *x)
 		fprintf(f, "possible (%s)\n", hold);
 	else
 		fprintf(f, "no (%s)\n", why);
+	print_layouts_text(f, x);
 	print_bdev_cache_text(f, x);
 	print_block_devices_text(f, x);
 }
@@ -455,6 +556,7 @@ static void print_json(FILE *f, const struct facts *x)
 		fputs(",\"bpf_hold_why_not\":", f);
 		json_string(f, hold ? NULL : why);
 		fputc('}', f);
+		print_layouts_json(f, x);
 		print_block_devices_json(f, x);
 		fputs(",\"bdev_cache\":{\"stable_writes\":", f);
 		json_string(f, x->as_stable_writes ? "if stable when the device appeared" : "never");
