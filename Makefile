@@ -47,7 +47,7 @@ UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report_tests.o aging_tests.o m
 	$(PURE_OBJS))
 
 .PHONY: all clean deps demo test test-host unit install uninstall deb vmlinux bench bench-progs \
-	bench-switch bench-verify bench-soak vmtest
+	bench-switch bench-verify bench-soak vmtest matrix
 # The product: the tool, the workload generator, the list of the tool's
 # BPF programs (for the tests and benchmarks).
 all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/attach-points.txt
@@ -174,9 +174,11 @@ DEB_PACKAGES := debhelper lintian dpkg-dev
 # Prometheus (the server and promtool), node_exporter, curl and ss (iproute2) for the metrics and
 # fleet tests (their daemons are never started by the packages); mkfs.vfat for the guest's vfat
 # tests; chromium (headless) renders the report page in tests/report.bats; stress-ng for the
-# enforce safety tests' CPU and I/O hogs; the packaging tools for tests/package.bats.
+# enforce safety tests' CPU and I/O hogs; the packaging tools for tests/package.bats; integritysetup
+# (cryptsetup-bin), mdadm and dmsetup for the integrity lab's dm-integrity and md raid1, used in the
+# guest only (mdadm's daemon is not started: install-deps).
 TEST_PACKAGES := prometheus prometheus-node-exporter curl iproute2 dosfstools chromium stress-ng \
-	$(DEB_PACKAGES) $(FUZZ_PACKAGES)
+	cryptsetup-bin mdadm dmsetup $(DEB_PACKAGES) $(FUZZ_PACKAGES)
 
 # Every test: the host kernel's suite, then the same suite in the 6.1 QEMU guest and the
 # kernel-dependent suites in the 6.12 one (tests/all.sh, docs/semantics.md).
@@ -196,6 +198,14 @@ vmtest:
 	$(Q)scripts/install-deps.sh $(TEST_PACKAGES)
 	$(Q)$(MAKE) --no-print-directory all unit bench-tools
 	$(Q)VMTEST_BUILD=$(OUTPUT) lab/vmtest.sh
+
+# The seeds' matrix (profiles A-F x six filesystems x stable writes) on the guest's DIX disk,
+# written to docs/matrix.md; at most 40 minutes (not run by make test).
+matrix:
+	$(Q)scripts/install-deps.sh $(TEST_PACKAGES)
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)VMTEST_BUILD=$(OUTPUT) VMTEST_TIMEOUT=2400 lab/vmtest.sh lab/matrix.sh $(OUTPUT) > $(OUTPUT)/matrix.log
+	$(Q)sed -n 's/^md| //p' $(OUTPUT)/matrix.log > docs/matrix.md
 
 bench:
 	$(Q)scripts/install-deps.sh bpftrace time

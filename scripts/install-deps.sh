@@ -39,5 +39,10 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	chmod 0755 "$policy"
 	trap 'rm -f "$policy"' EXIT
 fi
+# mdadm (the integrity lab's md raid1, driven in the QEMU guest only): no
+# monitor daemon, no monthly check or scan of the host's arrays.
+case " $missing " in *" mdadm "*)
+	printf 'mdadm mdadm/%s boolean false\n' start_daemon autocheck autoscan | debconf-set-selections ;;
+esac
 # shellcheck disable=SC2086
 apt-get $lock install -y -q --no-install-recommends $missing >/dev/null
