@@ -38,6 +38,24 @@
 #   to STABLE (0 or 1; a new mount takes it). Sets DIX_DISK, MNT, DEV.
 # guard_failures: the "GUARD check failed" lines in the kernel log since the
 #   last dix_disk.
+# lab_modules MODULE...: loads each (in the lab guest from $VM_ROOT) unless
+#   loaded; run_cleanup unloads those loaded here, last first. 1 when one
+#   does not load (not built, or no module tree: the host's container).
+# integrity_dev DIR SIZE: dm-integrity with crc32c tags and no journal
+#   (integritysetup --integrity-no-journal: the tag is computed from the
+#   bio's pages beside the data write, so a page changed in flight is
+#   stored with a tag of other content) on a loop device over an image of
+#   SIZE in DIR. Sets INT_NAME (the dm name), INT_DISK (dm-N) and LOOP (the
+#   loop device under it, where the write requests are: --verify's device).
+# integrity_mismatches: the mismatches dm-integrity counted on INT_NAME
+#   (`dmsetup status`, found when a read's data and tag disagree: read the
+#   device back first, lab/blocks.py bad; the kernel log's "Checksum failed"
+#   lines are rate-limited, the count is not).
+# md_raid1 DIR SIZE: an md raid1 (mdadm, no bitmap, --assume-clean) of two
+#   loop devices over images of SIZE in DIR. Sets MD_DISK (mdN), LOOP and
+#   LOOP2 (the mirrors).
+# md_mismatches: `check` on MD_DISK, waited for; prints mismatch_cnt (512-byte
+#   sectors found different between the mirrors).
 # wait_for_lines PID N REGEX FILE...: polls until N lines of the FILEs
 #   together match REGEX (grep -E), e.g. a tracer's Nth acknowledgement: 0;
 #   1 once PID has exited, 2 after $WAIT_TRIES polls (default 0: no
@@ -157,6 +175,68 @@ dix_fs() {
 
 guard_failures() {
 	dmesg | awk '/spt-lab: dix_disk / { n = 0 } /GUARD check failed/ { n++ } END { print n + 0 }'
+}
+
+lab_modules() {
+	local m
+	for m in "$@"; do
+		[ -d "/sys/module/${m//-/_}" ] && continue
+		modprobe -q ${VM_ROOT:+-d "$VM_ROOT"} "$m" 2> /dev/null || return 1
+		# with the dependencies it loaded (dm-bufio holds dm-mod)
+		on_cleanup "modprobe -r ${VM_ROOT:+-d $VM_ROOT} $m"
+	done
+}
+
+integrity_dev() {
+	local dir=$1 size=$2 img
+	command -v integritysetup > /dev/null || return 1
+	# crc32c as a crypto algorithm: the guest's request_module cannot find
+	# it in the host's module tree.
+	lab_modules dm-mod dm-integrity crc32c-intel || lab_modules dm-mod dm-integrity || return 1
+	img=$(mktemp -p "$dir" integrity.XXXX.img)
+	on_cleanup "rm -f $img"
+	truncate -s "$size" "$img"
+	LOOP=$(losetup -f --show "$img")
+	on_cleanup "losetup -d $LOOP"
+	INT_NAME=spt-int-${LOOP#/dev/loop}
+	integritysetup format -q --batch-mode --integrity crc32c "$LOOP" || return 1
+	integritysetup open --integrity crc32c --integrity-no-journal "$LOOP" "$INT_NAME" || return 1
+	on_cleanup "integritysetup close $INT_NAME"
+	# /dev/mapper/NAME is a node, not a link, without udev (the guest)
+	INT_DISK=$(grep -lx "$INT_NAME" /sys/block/dm-*/dm/name | cut -d/ -f4)
+	echo "spt-lab: integrity_dev $INT_DISK" > /dev/kmsg
+}
+
+integrity_mismatches() {
+	dmsetup status "$INT_NAME" | awk '{ print $4 }'
+}
+
+md_raid1() {
+	local dir=$1 size=$2 img i loops=()
+	command -v mdadm > /dev/null || return 1
+	lab_modules md-mod raid1 || return 1
+	for i in 1 2; do
+		img=$(mktemp -p "$dir" raid1.XXXX.img)
+		on_cleanup "rm -f $img"
+		truncate -s "$size" "$img"
+		loops+=("$(losetup -f --show "$img")")
+		on_cleanup "losetup -d ${loops[-1]}"
+	done
+	LOOP=${loops[0]} LOOP2=${loops[1]}
+	# a free md minor; mdadm makes the node (no udev in the guest)
+	for i in $(seq 100 127); do [ -e "/sys/block/md$i" ] || break; done
+	MD_DISK=md$i
+	mdadm --create "/dev/$MD_DISK" --run --quiet --level=1 --raid-devices=2 --metadata=1.2 \
+		--bitmap=none --assume-clean --homehost=any "$LOOP" "$LOOP2" || return 1
+	on_cleanup "mdadm --stop --quiet /dev/$MD_DISK"
+}
+
+md_mismatches() {
+	local md=/sys/block/$MD_DISK/md
+	echo check > "$md/sync_action"
+	sleep 0.2
+	while [ "$(cat "$md/sync_action")" != idle ]; do sleep 0.2; done
+	cat "$md/mismatch_cnt"
 }
 
 wait_for_lines() {
