@@ -136,3 +136,83 @@ assert_dix_clean() {
 	trace_profile_a "$DIX_DISK"
 	assert_dix_clean
 }
+
+# The integrity lab's other devices (lab/cell.bash): dm-integrity without a
+# journal and md raid1, each on loop devices, where their modules load (the
+# lab guest). A cell prints its CELL_FIELDS; lab_cell sets F to them.
+lab_cell() {
+	local line name i=0
+	source "$ROOT/lab/cell.bash"
+	build=$BUILD CELL_DIR=$BATS_TEST_TMPDIR CELL_SECS=${CELL_SECS:-3}
+	line=$(cell "$@")
+	IFS=$'\t' read -ra F <<< "$line"
+	for name in $CELL_FIELDS; do
+		echo "$name=${F[$i]}"
+		i=$((i + 1))
+	done
+	# the wrong blocks: BLOCK INO PAGE
+	head -n 20 "$BATS_TEST_TMPDIR/owners"
+}
+
+# field NAME: the value of one of the CELL_FIELDS in F.
+field() {
+	local i=0 name
+	for name in $CELL_FIELDS; do
+		[ "$name" = "$1" ] && echo "${F[$i]}" && return
+		i=$((i + 1))
+	done
+	return 1
+}
+
+need_integrity() {
+	command -v integritysetup > /dev/null || skip "no integritysetup (cryptsetup-bin: make deps)"
+	lab_modules dm-mod dm-integrity ||
+		skip "dm-integrity does not load here (the lab guest has it: make vmtest)"
+}
+
+need_raid1() {
+	command -v mdadm > /dev/null || skip "no mdadm (make deps)"
+	lab_modules md-mod raid1 || skip "md raid1 does not load here (the lab guest has it: make vmtest)"
+}
+
+@test "dm-integrity, stable writes on: no violation, none changed in flight, no checksum mismatch" {
+	need_integrity
+	lab_cell integrity ext4 A 1
+	[ "$(field write)" = 0 ]
+	[ "$(field mmap)" = 0 ]
+	[ "$(field changed)" = 0 ]
+	[ "$(field device_errors)" = 0 ]
+	[ "$(field bad_blocks)" = 0 ]
+}
+
+@test "dm-integrity, stable writes off: checksum mismatches, each on a page the tool saw changed" {
+	need_integrity
+	lab_cell integrity ext4 A 0
+	[ "$(field write)" -gt 0 ]
+	[ "$(field changed)" -gt 0 ]
+	# read back while wac ran: blocks stored with a tag of other content
+	[ "$(field device_errors)" -gt 0 ]
+	[ "$(field bad_blocks)" -gt 0 ]
+	[ "$(field on_changed)" -gt 0 ]
+	# a wrong block in no file is metadata the tool saw changed too
+	[ "$(field residual)" = 0 ] || [[ "$(field changed_by_kind)" =~ metadata|kernel ]]
+}
+
+@test "md raid1, O_DIRECT buffers changed in flight (wac -p G): mirrors differ, direct pages changed" {
+	need_raid1
+	lab_cell raid1 ext4 G 1
+	[ "$(field device_errors)" -gt 0 ]
+	[[ "$(field changed_by_kind)" == *direct* ]]
+	[ "$(field bad_blocks)" -gt 0 ]
+	# every block the mirrors disagree on is in wac's file, whose direct
+	# pages the tool saw changed
+	[ "$(field on_changed)" = "$(field bad_blocks)" ]
+}
+
+@test "md raid1, the same O_DIRECT writes without the racing thread (wac -p H): mirrors agree, none changed" {
+	need_raid1
+	lab_cell raid1 ext4 H 1
+	[ "$(field device_errors)" = 0 ]
+	[ "$(field changed)" = 0 ]
+	[ "$(field bad_blocks)" = 0 ]
+}
