@@ -23,12 +23,13 @@ CLEANUP_FILE=$scratch/cleanup
 trap 'run_cleanup; rm -rf "$scratch"' EXIT
 
 # profiles KIND FS: data profiles on ext4 and xfs (buffered write(), mmap;
-# O_DIRECT with and without the racing thread on raid1, where the mirrors
-# are the check), file creates and deletes (metadata) on ext2 and vfat.
+# O_DIRECT with and without the racing thread on dm-integrity and raid1,
+# whose wrong blocks stay until read), file creates and deletes (metadata)
+# on ext2 and vfat.
 profiles() {
 	case $2 in
 	ext2 | vfat) echo M ;;
-	*) if [ "$1" = raid1 ]; then echo A B G H; else echo A B; fi ;;
+	*) if [ "$1" = dix ]; then echo A B; else echo A B G H; fi ;;
 	esac
 }
 
@@ -50,6 +51,7 @@ run() {
 start=$(date +%s)
 {
 	echo "| ${CELL_FIELDS// / | } |"
+	# shellcheck disable=SC2086 # one --- per field
 	echo "|$(printf -- '---|%.0s' $CELL_FIELDS)"
 	for kind in $kinds; do
 		for fs in $fss; do

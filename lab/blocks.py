@@ -7,6 +7,10 @@
                                        two raid1 mirrors, from byte SKIP of
                                        each (md's data offset), as blocks of
                                        the array
+  blocks.py scrub DEV PID FILE         blocks of FILE that fail to read from
+                                       DEV (its filesystem's device), read
+                                       again and again until PID exits: a
+                                       mismatch that a rewrite will repair
   blocks.py owners MNT < BLOCKS        each block (read from stdin, one a
                                        line) as "BLOCK INO PAGE" of the
                                        regular file under MNT that holds it
@@ -20,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 BLOCK = 4096
 CHUNK = 64 * BLOCK
@@ -67,23 +72,52 @@ def differ(dev1, dev2, skip):
                 print((off - skip + i) // BLOCK)
 
 
-def extents(mnt):
-    """(first sector, sectors, ino, first file sector) of every file's extents."""
+EXTENT = re.compile(r'^\s*\d+:\s*(\d+)\.\.\s*\d+:\s*(\d+)\.\.\s*\d+:\s*(\d+):')
+
+
+def file_extents(path):
+    """(first sector, sectors, ino, first file sector) of path's extents."""
     out = []
-    ext = re.compile(r'^\s*\d+:\s*(\d+)\.\.\s*\d+:\s*(\d+)\.\.\s*\d+:\s*(\d+):')
+    ino = os.lstat(path).st_ino
+    res = subprocess.run(['filefrag', '-v', '-b512', path], capture_output=True, text=True)
+    for line in res.stdout.splitlines():
+        m = EXTENT.match(line)
+        if m:
+            logical, physical, length = map(int, m.groups())
+            out.append((physical, length, ino, logical))
+    return out
+
+
+def extents(mnt):
+    """file_extents of every regular file under mnt."""
+    out = []
     for root, _, names in os.walk(mnt):
         for name in names:
             path = os.path.join(root, name)
-            st = os.lstat(path)
-            if not os.path.isfile(path) or os.path.islink(path):
-                continue
-            res = subprocess.run(['filefrag', '-v', '-b512', path], capture_output=True, text=True)
-            for line in res.stdout.splitlines():
-                m = ext.match(line)
-                if m:
-                    logical, physical, length = map(int, m.groups())
-                    out.append((physical, length, st.st_ino, logical))
+            if os.path.isfile(path) and not os.path.islink(path):
+                out += file_extents(path)
     return out
+
+
+def alive(pid):
+    return os.path.exists(f'/proc/{pid}')
+
+
+def scrub(dev, pid, path):
+    # the file's blocks, once it has them (wac makes it as it starts)
+    blocks = []
+    while not blocks and alive(pid):
+        if os.path.exists(path):
+            blocks = sorted({s * 512 // BLOCK for phys, n, _, _ in file_extents(path)
+                             for s in range(phys, phys + n, BLOCK // 512)})
+        if not blocks:
+            time.sleep(0.05)
+    fd, one, seen = direct_fd(dev), mmap.mmap(-1, BLOCK), set()
+    while alive(pid):
+        for b in blocks:
+            if b not in seen and read_at(fd, one, b * BLOCK) is None:
+                seen.add(b)
+                print(b, flush=True)
 
 
 def owners(mnt):
@@ -104,10 +138,13 @@ def main(argv):
         bad(argv[2])
     elif len(argv) == 5 and argv[1] == 'differ' and argv[4].isdigit():
         differ(argv[2], argv[3], int(argv[4]))
+    elif len(argv) == 5 and argv[1] == 'scrub' and argv[3].isdigit():
+        scrub(argv[2], argv[3], argv[4])
     elif len(argv) == 3 and argv[1] == 'owners':
         owners(argv[2])
     else:
-        print('usage: blocks.py bad DEV | differ DEV1 DEV2 SKIP | owners MNT < BLOCKS', file=sys.stderr)
+        print('usage: blocks.py bad DEV | differ DEV1 DEV2 SKIP | scrub DEV PID FILE | owners MNT < BLOCKS',
+              file=sys.stderr)
         return 2
     return 0
 

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154,SC2153 # build, CELL_DIR, CELL_SECS: the caller's
 # One cell of the integrity lab (lab/matrix.sh, lab/agreement.sh): a fresh
 # device of one kind, a filesystem on it with stable writes on or off, one
 # wac profile under the tracer (--verify=1, events streamed), then the
@@ -21,6 +21,7 @@
 # on_changed: blocks of a file the tool saw pages of changed in flight;
 # residual: blocks of neither (metadata, or nothing mapped).
 
+# shellcheck disable=SC2034 # for the callers
 CELL_FIELDS="kind fs profile stable mmap write other metadata changed changed_by_kind failed device_errors bad_blocks on_violated on_changed residual events_lost ops_per_s"
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -93,14 +94,20 @@ cell_size() {
 	case $1 in G | H) echo "-s 16m" ;; esac
 }
 
-# cell_scrub PID: reads dm-integrity's device back again and again while PID
-# runs, the blocks that failed into $CELL_DIR/scrub. A raced page is
-# rewritten with a matching tag by the writeback its change caused, so the
-# mismatch is there to be read only until then (at rest, after sync, none).
+# cell_scrub PID TARGET: reads dm-integrity's device back again and again
+# while PID runs, the blocks that failed into $CELL_DIR/scrub: only the
+# blocks of wac's file (TARGET), in a tight loop, for the data profiles; the
+# whole device for M. A raced cache page is rewritten, with a matching tag,
+# by the writeback its change caused: the mismatch is there to be read only
+# until then (at rest, after sync, none).
 cell_scrub() {
-	while kill -0 "$1" 2> /dev/null; do
-		python3 "$LAB/blocks.py" bad "/dev/$INT_DISK" >> "$CELL_DIR/scrub"
-	done
+	if [ -d "$2" ]; then
+		while kill -0 "$1" 2> /dev/null; do
+			python3 "$LAB/blocks.py" bad "/dev/$INT_DISK" >> "$CELL_DIR/scrub"
+		done
+	else
+		python3 "$LAB/blocks.py" scrub "/dev/$INT_DISK" "$1" "$2" >> "$CELL_DIR/scrub"
+	fi
 }
 
 cell() {
@@ -117,7 +124,7 @@ cell() {
 		> "$CELL_DIR/wac.out" &
 	wac=$!
 	: > "$CELL_DIR/scrub"
-	[ "$kind" = integrity ] && cell_scrub "$wac"
+	[ "$kind" = integrity ] && cell_scrub "$wac" "$target"
 	wait "$wac"
 	ops=$(sed -n 's/.*ops_per_s=\([0-9]*\).*/\1/p' "$CELL_DIR/wac.out")
 	# written back (a failed write's error reported here is the point)
