@@ -69,4 +69,6 @@ for fs in $fss; do
 done
 echo
 echo "Grid: fs \`$fss\`, profiles \`$profiles\`, stable writes \`$stables\`; $(($(date +%s) - start)) s in all."
+[ -z "${MATRIX_FS:-}${MATRIX_PROFILES:-}${MATRIX_STABLE:-}" ] ||
+	echo "A reduced grid (MATRIX_FS, MATRIX_PROFILES or MATRIX_STABLE set), not the whole matrix."
 } | sed -u 's/^/md| /'
