@@ -141,9 +141,10 @@ bool mountinfo_ids(const char *line, int *id, int *parent, char *optional, size_
 {
 	const char *p = line;
 	size_t used = 0;
-	int n;
+	int n = -1;
 
-	if (sscanf(line, "%d %d %*s %*s %*s %*s%n", id, parent, &n) != 2 || !len)
+	/* sscanf returns 2 on a line that ends before the last field: n then stays -1. */
+	if (sscanf(line, "%d %d %*s %*s %*s %*s%n", id, parent, &n) != 2 || n < 0 || !len)
 		return false;
 	optional[0] = '\0';
 	for (p += n;; p += n) {

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include "parse.h"
 
 bool parse_duration(const char *s, double *secs)
@@ -147,57 +146,6 @@ bool parse_mountinfo_line(char *line, struct mountinfo_entry *e)
 	e->source = after[1];
 	e->mount_opts = fields[5];
 	e->super_opts = after[2] ? after[2] : "";
-	return true;
-}
-
-/* The per-mount-point flags mountinfo shows (show_mnt_opts() in fs/proc_namespace.c). */
-static const struct {
-	const char *name;
-	unsigned long flag;
-} mount_flags[] = {
-	{"ro", MS_RDONLY},	   {"nosuid", MS_NOSUID},
-	{"nodev", MS_NODEV},	   {"noexec", MS_NOEXEC},
-	{"sync", MS_SYNCHRONOUS},  {"dirsync", MS_DIRSYNC},
-	{"noatime", MS_NOATIME},   {"nodiratime", MS_NODIRATIME},
-	{"relatime", MS_RELATIME}, {"strictatime", MS_STRICTATIME},
-	{"lazytime", MS_LAZYTIME},
-};
-
-bool mount_args(const char *mount_opts, const char *super_opts, unsigned long *flags, char *data,
-		size_t len)
-{
-	const char *p, *end;
-	size_t used = 0;
-
-	*flags = 0;
-	for (p = mount_opts; *p; p = *end ? end + 1 : end) {
-		size_t n;
-
-		end = strchrnul(p, ',');
-		n = end - p;
-		for (size_t i = 0; i < sizeof(mount_flags) / sizeof(mount_flags[0]); i++)
-			if (strlen(mount_flags[i].name) == n && !strncmp(p, mount_flags[i].name, n))
-				*flags |= mount_flags[i].flag;
-	}
-	if (!len)
-		return false;
-	data[0] = '\0';
-	for (p = super_opts; *p; p = *end ? end + 1 : end) {
-		size_t n;
-
-		end = strchrnul(p, ',');
-		n = end - p;
-		if (!n || (n == 2 && (!strncmp(p, "rw", 2) || !strncmp(p, "ro", 2))) ||
-		    (n == 8 && !strncmp(p, "seclabel", 8)))
-			continue;
-		if (used + !!used + n + 1 > len)
-			return false;
-		if (used)
-			data[used++] = ',';
-		memcpy(data + used, p, n);
-		used += n;
-		data[used] = '\0';
-	}
 	return true;
 }
 

@@ -49,14 +49,6 @@ struct mountinfo_entry {
 };
 /* Parses line (modified in place). False on a malformed line. */
 bool parse_mountinfo_line(char *line, struct mountinfo_entry *e);
-/*
- * mount(2) arguments that mount a filesystem again as mountinfo describes it:
- * flags from the mount point's options, data from the superblock's options
- * without rw/ro (flags carry those) and seclabel (shown, not accepted).
- * False when data does not fit in len.
- */
-bool mount_args(const char *mount_opts, const char *super_opts, unsigned long *flags, char *data,
-		size_t len);
 
 /* One enforce state line: "loop0 7:0 0" (device, MAJ:MIN, previous
  * stable_writes). Modified in place; name points into line. */

@@ -4,6 +4,7 @@
  * range its parser promises. The first byte picks the parser. */
 #include <math.h>
 #include "fuzz.h"
+#include "mountspec.h"
 #include "parse.h"
 
 static void numbers(int which, char *s)
@@ -47,17 +48,19 @@ static void state_line(char *s)
 		FUZZ_ASSERT(name && *name && *name != '#' && (value == 0 || value == 1));
 }
 
-/* "mount options\nsuperblock options": data always NUL-terminated within its size. */
-static void mount_options(char *s, size_t datalen)
+/* Superblock options as enforce --remount reads them: every key and value
+ * NUL-terminated within its buffer, and the walk always moves on. */
+static void mount_options(const char *s, size_t vlen)
 {
-	char *super = strchr(s, '\n'), data[64];
-	unsigned long flags;
+	char key[64], val[64];
+	const char *p = s, *before;
+	bool has_val;
 
-	if (super)
-		*super++ = '\0';
-	memset(data, 'x', sizeof(data));
-	if (mount_args(s, super ? super : "", &flags, data, datalen))
-		FUZZ_ASSERT(datalen && memchr(data, '\0', datalen));
+	vlen = vlen % sizeof(val) + 1;
+	for (before = p; mount_opt_next(&p, key, sizeof(key), val, vlen, &has_val); before = p) {
+		FUZZ_ASSERT(p > before && memchr(key, '\0', sizeof(key)) && memchr(val, '\0', vlen));
+		FUZZ_ASSERT(has_val || !*val);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -205,22 +205,6 @@ static void test_mountinfo(void)
 	}
 }
 
-static void test_mount_args(void)
-{
-	unsigned long flags;
-	char data[64], tiny[8];
-
-	CHECK(mount_args("rw,nosuid,nodev,relatime", "rw,seclabel,attr2,inode64,noquota", &flags,
-			 data, sizeof(data)));
-	CHECK(flags == (MS_NOSUID | MS_NODEV | MS_RELATIME) && !strcmp(data, "attr2,inode64,noquota"));
-	CHECK(mount_args("ro,noatime", "ro", &flags, data, sizeof(data)));
-	CHECK(flags == (MS_RDONLY | MS_NOATIME) && !strcmp(data, ""));
-	/* Whole words only: "rwfoo" is not "rw", "nodiratime" is not "noatime". */
-	CHECK(mount_args("rw,nodiratime", "rwfoo,errors=remount-ro", &flags, data, sizeof(data)));
-	CHECK(flags == MS_NODIRATIME && !strcmp(data, "rwfoo,errors=remount-ro"));
-	CHECK(!mount_args("rw", "rw,commit=30,data=ordered", &flags, tiny, sizeof(tiny)));
-}
-
 static void test_state_line(void)
 {
 	char ok[] = "loop3 7:3 0\n", one[] = "sdb 8:16 1", bad1[] = "loop3 7:3", bad2[] = "loop3 7:3 2",
@@ -1411,7 +1395,6 @@ int main(void)
 	test_pid_uint();
 	test_majmin();
 	test_mountinfo();
-	test_mount_args();
 	test_state_line();
 	test_json();
 	test_totals_and_sort();
