@@ -11,17 +11,7 @@
 #include "prom.h"
 #include "promdevs.h"
 #include "retire.h"
-
-static int *checks, *failures;
-
-#define CHECK(cond)                                                                        \
-	do {                                                                               \
-		(*checks)++;                                                               \
-		if (!(cond)) {                                                             \
-			(*failures)++;                                                     \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-		}                                                                          \
-	} while (0)
+#include "check.h"
 
 static char *prom_text(const struct spt_summary *s, const struct prom_info *info)
 {
@@ -249,10 +239,8 @@ static void test_row_age_option(void)
 	CHECK(options_parse(&o, 3, bad) && strstr(o.error, "invalid --row-age 'x'"));
 }
 
-void aging_tests(int *nchecks, int *nfailures)
+void aging_tests(void)
 {
-	checks = nchecks;
-	failures = nfailures;
 	test_merge_label_sets();
 	test_zero_series();
 	test_writer_idle();

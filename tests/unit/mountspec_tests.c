@@ -7,17 +7,7 @@
 #include "mountapi.h"
 #include "mountspec.h"
 #include "parse.h"
-
-static int *checks, *failures;
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		(*checks)++;                                                                       \
-		if (!(cond)) {                                                                     \
-			(*failures)++;                                                             \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);   \
-		}                                                                                  \
-	} while (0)
+#include "check.h"
 
 static void test_attrs(void)
 {
@@ -109,10 +99,8 @@ static void test_state_round_trip(void)
 	CHECK(!mount_spec_parse(rel, &back));
 }
 
-void mountspec_tests(int *c, int *f)
+void mountspec_tests(void)
 {
-	checks = c;
-	failures = f;
 	test_attrs();
 	test_prop();
 	test_opt_next();

@@ -9,17 +9,7 @@
 #include "htmlreport.h"
 #include "jsonread.h"
 #include "runfile.h"
-
-static int *checks, *failures;
-
-#define CHECK(cond)                                                                     \
-	do {                                                                            \
-		(*checks)++;                                                            \
-		if (!(cond)) {                                                          \
-			(*failures)++;                                                  \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-		}                                                                       \
-	} while (0)
+#include "check.h"
 
 /* Parses all of text as one value; 0 on success. */
 static int parse1(const char *text, struct jv *v, char *err)
@@ -286,10 +276,8 @@ static void test_html_timeline_metadata(void)
 	}
 }
 
-void report_tests(int *c, int *fl)
+void report_tests(void)
 {
-	checks = c;
-	failures = fl;
 	test_jv_values();
 	test_jv_errors();
 	test_run_load();

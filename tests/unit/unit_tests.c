@@ -16,25 +16,10 @@
 #include "options.h"
 #include "plan.h"
 #include "delta.h"
+#include "check.h"
 #include <unistd.h>
 
-static int failures, checks;
-
-/* report_tests.c: the JSON reader, the run read back, the HTML page. */
-void report_tests(int *checks, int *failures);
-/* aging_tests.c: the Prometheus file's label sets, rows that age out. */
-void aging_tests(int *checks, int *failures);
-/* mountspec_tests.c: what enforce --remount reads, refuses and records. */
-void mountspec_tests(int *checks, int *failures);
-
-#define CHECK(cond)                                                                \
-	do {                                                                       \
-		checks++;                                                          \
-		if (!(cond)) {                                                     \
-			failures++;                                                \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-		}                                                                  \
-	} while (0)
+int unit_checks, unit_failures;
 
 static char *capture(void (*fn)(FILE *, const void *), const void *arg)
 {
@@ -1421,11 +1406,11 @@ int main(void)
 	test_delta();
 	test_prom_cgroups();
 	test_summary_json_time();
-	report_tests(&checks, &failures);
-	aging_tests(&checks, &failures);
-	mountspec_tests(&checks, &failures);
+	report_tests();
+	aging_tests();
+	mountspec_tests();
 	test_verify_options();
 	test_verify_report();
-	printf("%d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	printf("%d checks, %d failed\n", unit_checks, unit_failures);
+	return unit_failures ? 1 : 0;
 }
