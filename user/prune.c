@@ -53,6 +53,24 @@ static const char *comm_of(const struct proc_row *procs, size_t n, __u32 tgid)
 	return p ? p->s.comm : "";
 }
 
+/* The age of this pass: shorter when the writer map is filling up. */
+static __u64 writers_age_ns(struct stablepage_bpf *skel, const struct writer_row *w, size_t n,
+			    __u64 now_ns, __u64 age_ns)
+{
+	double *idle_for = calloc(n ? n : 1, sizeof(*idle_for)), age;
+
+	if (!idle_for)
+		return age_ns;
+	for (size_t i = 0; i < n; i++)
+		idle_for[i] = w[i].s.last_ns && now_ns >= w[i].s.last_ns
+				      ? (now_ns - w[i].s.last_ns) / 1e9
+				      : -1;
+	age = pressure_age(idle_for, n, bpf_map__max_entries(skel->maps.writer_stats),
+			   age_ns / 1e9);
+	free(idle_for);
+	return (__u64)(age * 1e9);
+}
+
 /* The idle writer rows go; those left are moved to the front (*n of them). */
 static int prune_writers(struct stablepage_bpf *skel, struct spt_retired *r,
 			 struct writer_row *w, size_t *n, const struct proc_row *procs,
@@ -65,6 +83,7 @@ static int prune_writers(struct stablepage_bpf *skel, struct spt_retired *r,
 
 	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
 	now_ns = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	age_ns = writers_age_ns(skel, w, *n, now_ns, age_ns);
 	for (size_t i = 0; i < *n; i++) {
 		struct writer_row taken = { .key = w[i].key };
 		int e;
@@ -87,18 +106,21 @@ static int prune_procs(struct stablepage_bpf *skel, struct spt_retired *r,
 		       const struct proc_row *procs, size_t nprocs, const struct writer_row *w,
 		       size_t nw, double age)
 {
-	bool *idle = calloc(nprocs ? nprocs : 1, sizeof(*idle));
+	double *idle_for = calloc(nprocs ? nprocs : 1, sizeof(*idle_for));
+	double *sorted = calloc(nprocs ? nprocs : 1, sizeof(*sorted));
 	struct timespec ts;
-	int err;
+	int err = -ENOMEM;
 
-	if (!idle)
-		return -ENOMEM;
+	if (!idle_for || !sorted)
+		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	err = procs_idle(r, procs, nprocs, w, nw, ts.tv_sec + ts.tv_nsec / 1e9, age, idle);
+	err = procs_idle(r, procs, nprocs, w, nw, ts.tv_sec + ts.tv_nsec / 1e9, idle_for);
+	memcpy(sorted, idle_for, nprocs * sizeof(*sorted));
+	age = pressure_age(sorted, nprocs, bpf_map__max_entries(skel->maps.proc_stats), age);
 	for (size_t i = 0; !err && i < nprocs; i++) {
 		struct proc_row taken = { .pid = procs[i].pid };
 
-		if (!idle[i])
+		if (idle_for[i] < 0 || idle_for[i] < age)
 			continue;
 		err = take_row(skel->maps.proc_stats, &taken.pid, &taken.s);
 		if (!err)
@@ -106,7 +128,9 @@ static int prune_procs(struct stablepage_bpf *skel, struct spt_retired *r,
 		else if (err == -ENOENT)
 			err = 0;
 	}
-	free(idle);
+out:
+	free(idle_for);
+	free(sorted);
 	return err;
 }
 

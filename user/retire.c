@@ -56,8 +56,7 @@ static __u32 *writer_tgids(const struct writer_row *w, size_t n)
 }
 
 int procs_idle(struct spt_retired *r, const struct proc_row *rows, size_t n,
-	       const struct writer_row *writers, size_t nwriters, double now, double age,
-	       bool *idle)
+	       const struct writer_row *writers, size_t nwriters, double now, double *idle_for)
 {
 	struct proc_seen *seen = calloc(n ? n : 1, sizeof(*seen));
 	__u32 *tgids = writer_tgids(writers, nwriters);
@@ -76,8 +75,8 @@ int procs_idle(struct spt_retired *r, const struct proc_row *rows, size_t n,
 		was = r->nseen ? bsearch(&key, r->seen, r->nseen, sizeof(key), cmp_seen) : NULL;
 		if (was && was->sig == s->sig && !memcmp(was->comm, s->comm, sizeof(s->comm)))
 			s->since = was->since;
-		idle[i] = now - s->since >= age &&
-			  !bsearch(&s->pid, tgids, nwriters, sizeof(*tgids), cmp_u32);
+		idle_for[i] = bsearch(&s->pid, tgids, nwriters, sizeof(*tgids), cmp_u32) ? -1
+											   : now - s->since;
 	}
 	free(tgids);
 	qsort(seen, n, sizeof(*seen), cmp_seen);
@@ -85,6 +84,28 @@ int procs_idle(struct spt_retired *r, const struct proc_row *rows, size_t n,
 	r->seen = seen;
 	r->nseen = n;
 	return 0;
+}
+
+static int cmp_longest_first(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return a > b ? -1 : a < b;
+}
+
+double pressure_age(double *idle_for, size_t n, size_t max_rows, double age)
+{
+	size_t excess;
+	double at;
+
+	if (!max_rows || n <= max_rows - max_rows / 4)
+		return age;
+	excess = n - max_rows / 2;
+	qsort(idle_for, n, sizeof(*idle_for), cmp_longest_first);
+	at = idle_for[excess - 1];
+	if (at < SPT_ROW_AGE_MIN_S)
+		at = SPT_ROW_AGE_MIN_S;
+	return at < age ? at : age;
 }
 
 /* The element of *arr (n of them, each size bytes) that match() finds, or

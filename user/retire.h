@@ -15,6 +15,9 @@
 
 /* --row-age when --prom-file is given and --row-age is not (seconds). */
 #define SPT_ROW_AGE_DEFAULT_S 600.0
+/* The shortest age a full map prunes at: rows that saw a violation in the
+ * last second stay, so that a busy writer keeps its row. */
+#define SPT_ROW_AGE_MIN_S 1.0
 
 struct retired_dev {
 	__u32 dev;
@@ -57,14 +60,22 @@ struct spt_retired {
 bool writer_idle(const struct writer_row *w, __u64 now_ns, __u64 age_ns);
 
 /*
- * Which process rows are idle: unchanged (counters and comm) for age
- * seconds and without a writer row left in writers (of nwriters); sets
- * idle[i] for rows[i] and remembers the rows for the next pass. 0 or
- * -ENOMEM.
+ * How long each process row has been idle: unchanged (counters and comm)
+ * since the pass that first saw it so, in idle_for[i] (seconds) for rows[i];
+ * -1 while it has a writer row left in writers (of nwriters), which keeps
+ * it. Remembers the rows for the next pass. 0 or -ENOMEM.
  */
 int procs_idle(struct spt_retired *r, const struct proc_row *rows, size_t n,
-	       const struct writer_row *writers, size_t nwriters, double now, double age,
-	       bool *idle);
+	       const struct writer_row *writers, size_t nwriters, double now, double *idle_for);
+
+/*
+ * The age rows are pruned at in this pass: age, or less when the map is
+ * under pressure (more than 3/4 of its max_rows used), so that the rows
+ * idle longest go first (least recently used) and about half of the map is
+ * left free; never below SPT_ROW_AGE_MIN_S. idle_for (n rows, seconds,
+ * negative: never pruned) is reordered.
+ */
+double pressure_age(double *idle_for, size_t n, size_t max_rows, double age);
 
 /* A writer row removed: its counts kept for its device, cgroup and the
  * comm of its process. 0 or -ENOMEM. */

@@ -151,16 +151,33 @@ static void test_procs_idle(void)
 	struct spt_retired r = {};
 	struct proc_row p[2] = { proc(100, "db", 1), proc(200, "web", 1) };
 	struct writer_row w = writer(7, 200, 12, 1, 1, 1);
-	bool idle[2];
+	double idle[2];
 
-	CHECK(!procs_idle(&r, p, 2, &w, 1, 10.0, 5.0, idle) && !idle[0] && !idle[1]);
-	CHECK(!procs_idle(&r, p, 2, &w, 1, 14.9, 5.0, idle) && !idle[0] && !idle[1]);
-	CHECK(!procs_idle(&r, p, 2, &w, 1, 15.0, 5.0, idle) && idle[0] && !idle[1]);
+	CHECK(!procs_idle(&r, p, 2, &w, 1, 10.0, idle) && idle[0] == 0 && idle[1] < 0);
+	CHECK(!procs_idle(&r, p, 2, &w, 1, 14.9, idle) && idle[0] < 5.0 && idle[1] < 0);
+	CHECK(!procs_idle(&r, p, 2, &w, 1, 15.0, idle) && idle[0] >= 5.0 && idle[1] < 0);
 	/* a counter moved: the age counts again from now */
 	p[0].s.waits[SPT_KIND_WRITE] = 2;
-	CHECK(!procs_idle(&r, p, 2, &w, 1, 16.0, 5.0, idle) && !idle[0]);
-	CHECK(!procs_idle(&r, p, 2, NULL, 0, 21.0, 5.0, idle) && idle[0] && idle[1]);
+	CHECK(!procs_idle(&r, p, 2, &w, 1, 16.0, idle) && idle[0] == 0);
+	CHECK(!procs_idle(&r, p, 2, NULL, 0, 21.0, idle) && idle[0] >= 5.0 && idle[1] >= 5.0);
 	retired_free(&r);
+}
+
+/* Under pressure the rows idle longest go first, down to about half the
+ * map; never those idle less than the minimum, never those kept (< 0). */
+static void test_pressure_age(void)
+{
+	double idle[8] = { 30, 1, 20, -1, 10, 5, 0.5, 2 };
+	double few[2] = { 30, 1 };
+	double busy[8] = { 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, -1 };
+
+	CHECK(pressure_age(few, 2, 8, 600) == 600);       /* 2 of 8: no pressure */
+	CHECK(pressure_age(idle, 6, 8, 600) == 600);      /* 6 of 8: 3/4, not more */
+	CHECK(pressure_age(idle, 8, 8, 600) == 5);        /* 8 of 8: the 4 idle longest */
+	CHECK(pressure_age(idle, 8, 8, 7) == 5);
+	CHECK(pressure_age(idle, 8, 8, 3) == 3);          /* the age is shorter still */
+	CHECK(pressure_age(busy, 8, 8, 600) == SPT_ROW_AGE_MIN_S);
+	CHECK(pressure_age(idle, 8, 0, 600) == 600);
 }
 
 /*
@@ -245,6 +262,7 @@ void aging_tests(void)
 	test_zero_series();
 	test_writer_idle();
 	test_procs_idle();
+	test_pressure_age();
 	test_retire_and_reuse();
 	test_delta_reborn();
 	test_row_age_option();
