@@ -69,3 +69,26 @@ void text_puts(FILE *f, const char *s)
 		p += used;
 	}
 }
+
+void prom_label_value(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+
+	fputc('"', f);
+	while (*s) {
+		int n = *s < 0x80 ? 1 : utf8_seq_len(s);
+
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '"')
+			fputs("\\\"", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else if (!n)
+			fputc('?', f);
+		else
+			fwrite(s, 1, n, f);
+		s += n ? n : 1;
+	}
+	fputc('"', f);
+}

@@ -37,4 +37,8 @@ const char *text_esc_field(char *out, size_t len, const char *field, size_t size
 /* s escaped to f, whatever its length. */
 void text_puts(FILE *f, const char *s);
 
+/* A Prometheus label value, quoted: \\ " and newline escaped, bytes that are
+ * not UTF-8 as '?'. */
+void prom_label_value(FILE *f, const char *s);
+
 #endif

@@ -12,33 +12,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "escape.h"
 #include "json.h"
 #include "prom.h"
 #include "promdevs.h"
 #include "retire.h"
-
-void prom_label_value(FILE *f, const char *str)
-{
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-
-	fputc('"', f);
-	while (*s) {
-		int n = *s < 0x80 ? 1 : utf8_seq_len(s);
-
-		if (*s == '\\')
-			fputs("\\\\", f);
-		else if (*s == '"')
-			fputs("\\\"", f);
-		else if (*s == '\n')
-			fputs("\\n", f);
-		else if (!n)
-			fputc('?', f);
-		else
-			fwrite(s, 1, n, f);
-		s += n ? n : 1;
-	}
-	fputc('"', f);
-}
 
 static void header(FILE *f, const char *name, const char *type, const char *help)
 {

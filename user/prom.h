@@ -20,8 +20,6 @@ struct prom_info {
 	size_t nknown;
 };
 
-/* A label value: \ " and newline escaped, bytes that are not UTF-8 as '?'. */
-void prom_label_value(FILE *f, const char *s);
 /* Every metric of the summary; counters are cumulative since the start. */
 void prom_format(FILE *f, const struct spt_summary *s, const struct prom_info *info);
 /* Is path's directory one to write in (its rule: prom.c, docs/metrics.md)

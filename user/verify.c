@@ -8,7 +8,6 @@
 #include "escape.h"
 #include "json.h"
 #include "parse.h"
-#include "prom.h"
 #include "verify_user.h"
 
 const char *const spt_page_kind_names[SPT_PAGE_KIND_MAX] = {
