@@ -134,6 +134,30 @@ out:
 	return err;
 }
 
+/*
+ * A process row goes only with its writer rows, so a full process map must
+ * also shorten the writers' age: the age its pressure asks for, counted on
+ * every process row as if none had a writer row left (procs_idle() again in
+ * the same pass keeps the same idle times).
+ */
+static int procs_pressure_age(struct stablepage_bpf *skel, struct spt_retired *r,
+			      const struct proc_row *procs, size_t nprocs, double *age)
+{
+	double *idle_for = calloc(nprocs ? nprocs : 1, sizeof(*idle_for));
+	struct timespec ts;
+	int err;
+
+	if (!idle_for)
+		return -ENOMEM;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	err = procs_idle(r, procs, nprocs, NULL, 0, ts.tv_sec + ts.tv_nsec / 1e9, idle_for);
+	if (!err)
+		*age = pressure_age(idle_for, nprocs, bpf_map__max_entries(skel->maps.proc_stats),
+				    *age);
+	free(idle_for);
+	return err;
+}
+
 int prune_rows(struct stablepage_bpf *skel, struct spt_retired *r, double age)
 {
 	struct writer_row *w = NULL;
@@ -148,8 +172,10 @@ int prune_rows(struct stablepage_bpf *skel, struct spt_retired *r, double age)
 			       (void **)&w, &nw);
 	if (!err) {
 		qsort(procs, nprocs, sizeof(*procs), cmp_proc_pid);
-		err = prune_writers(skel, r, w, &nw, procs, nprocs, (__u64)(age * 1e9));
+		err = procs_pressure_age(skel, r, procs, nprocs, &age);
 	}
+	if (!err)
+		err = prune_writers(skel, r, w, &nw, procs, nprocs, (__u64)(age * 1e9));
 	if (!err)
 		err = prune_procs(skel, r, procs, nprocs, w, nw, age);
 	free(w);
