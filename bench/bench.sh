@@ -12,13 +12,6 @@
 #   enforce  stablepage-trace enforce --native --remount (stable pages on):
 #            what enforcement costs, next to the would-stall prediction that
 #            plain tracing (quiet) made in the same run
-#   enforce-bpf   enforce in BPF mode (--comm wac: writers held by SIGSTOP,
-#            resumed from BPF where the kernel lets it, by the tool elsewhere)
-#   enforce-user  the same with every hold resumed by the tool
-#            (SPT_RESUME_IN_USER_SPACE=1): the fallback path, side by side
-#   Both BPF modes are also printed as ratios to enforce (native stable
-#   writes) of the same repetition, with the holds' round trip (writeback
-#   end -> writer running, p50/p99 as the tool's summary gives them).
 # Prints medians and ratios to "none" from this one run. Asserts no timing.
 # Then, per profile, quiet and json again in alternating windows of short
 # workload runs: the tracer paused (SIGUSR1, tracepoint programs detached) and let
@@ -71,7 +64,7 @@ loop=$LOOP mnt=$MNT
 # Our programs, for their run time (bpf_run_stats).
 ours_regex=$(attach_points_regex "$build")
 
-configs="none ${BENCH_CONFIGS:-quiet json enforce enforce-bpf enforce-user bpftrace}"
+configs="none ${BENCH_CONFIGS:-quiet json enforce bpftrace}"
 configs=${configs/ bpftrace/}
 configs=${configs/ empty/} # windows only
 if command -v bpftrace > /dev/null; then
@@ -100,11 +93,6 @@ start_tracer() {
 		> "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
 	enforce) /usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" enforce "${mode[@]}" --native \
 		--remount -q --json --dev "$loop" > "$shm/out" 2> "$shm/err" & marker='^Tracing' ;;
-	enforce-bpf | enforce-user)
-		[ "$cfg" = enforce-user ] && export SPT_RESUME_IN_USER_SPACE=1
-		/usr/bin/time -f '%U %S %M' -o "$shm/time" "$spt" enforce "${mode[@]}" --comm wac \
-			-q --json --dev "$loop" > "$shm/out" 2> "$shm/err" & marker='^Tracing'
-		unset SPT_RESUME_IN_USER_SPACE ;;
 	bpftrace) /usr/bin/time -f '%U %S %M' -o "$shm/time" bpftrace -e "$bpftrace_prog" \
 		> "$shm/out" 2> "$shm/err" & marker='^Attaching' ;;
 	esac
@@ -176,15 +164,6 @@ quiet_summary() {
 		END { if (v == "") exit 1; printf "%d %d %.1f\n", v, l, 100 * s / t }' "$shm/out"
 }
 
-# enforce-bpf/-user: "PROFILE CONFIG REP STATS_ON BY_BPF BY_TOOL P50_BPF P99_BPF P50_TOOL
-# P99_TOOL" (round trips in us, - where none) from the JSON summary.
-hold_stats() {
-	tail -n1 "$shm/out" | jq -r --arg p "$profile" --arg c "$cfg" --arg r "$rep" --arg s "$stats_on" \
-		'.enforce | [$p, $c, $r, $s, .resumed_by_bpf, .resumed_by_user,
-		(.round_trip_us.bpf | if .n > 0 then .p50, .p99 else "-", "-" end),
-		(.round_trip_us.user | if .n > 0 then .p50, .p99 else "-", "-" end)] | join(" ")'
-}
-
 # rotation OFFSET WORD...: the words, one a line, starting at the
 # OFFSET-th (modulo their count): successive runs rotate the configurations
 # so that none always runs first or last.
@@ -212,10 +191,9 @@ if [ "$reps" -ge "$stats_every" ]; then
 	rm -f "$mnt/f"
 fi
 
-results=$work/results progs=$work/progs holds=$work/holds
+results=$work/results progs=$work/progs
 : > "$results"
 : > "$progs"
-: > "$holds"
 i=0
 for rep in $(seq "$reps"); do
 	# Run-time accounting costs two clock reads per program run, a cost the
@@ -249,8 +227,6 @@ for rep in $(seq "$reps"); do
 					[ "$cfg" = json ] && [ "$(($(wc -l < "$shm/out") - 1))" -ne "$((events - lost))" ] &&
 						echo "bench: streamed events != violations - lost" >&2
 					[ "$cfg" = enforce ] && waited=$(stall_pct stable_wait_ns)
-					[[ $cfg == enforce-* ]] && hold_stats >> "$holds"
-					true
 				else
 					events=$(sed -n 's/^@dirtied\[.*\]: \([0-9]*\)$/\1/p' "$shm/out" |
 						awk '{ s += $1 } END { print s + 0 }')
@@ -277,7 +253,7 @@ ops_col() { awk -v p="$1" -v c="$2" '$1 == p && $2 == c && $16 == 0 { print $3 }
 # cancels); printed as "median q1-q3 lo-hi", lo-hi a 95% confidence interval
 # of the median (bench/median-ci.awk).
 paired() {
-	awk -v p="$1" -v c="$2" -v b="${3:-none}" '$16 == 0 && $1 == p && $2 == b { base[$15] = $3 }
+	awk -v p="$1" -v c="$2" '$16 == 0 && $1 == p && $2 == "none" { base[$15] = $3 }
 		$16 == 0 && $1 == p && $2 == c { ops[$15] = $3 }
 		END { for (r in ops) if (base[r] > 0) printf "%.4f\n", ops[r] / base[r] }' "$results" |
 		sort -n | awk -f bench/median-ci.awk |
@@ -339,23 +315,6 @@ for profile in $profiles; do
 		printf '  %s %-9s %s\n' "$profile" "$cfg:" "$(col "$profile" "$cfg" 3 | tr '\n' ' ')"
 	done
 done
-
-# Enforcement: BPF mode against native stable writes, the same repetition's.
-if [[ " $configs " == *" enforce "* && " $configs " == *" enforce-"* ]]; then
-	echo "Enforcement, BPF mode / native stable writes (enforce --native) of the same repetition," \
-		"median IQR CI95; holds resumed by BPF and by the tool (medians over repetitions); round trip" \
-		"writeback end -> writer running in us (medians of the runs' p50 and p99):"
-	fmt_e='  %s %-12s %6s %13s %13s  by BPF %6s  by tool %6s  BPF p50 %7s p99 %7s  tool p50 %7s p99 %7s\n'
-	for profile in $profiles; do
-		for cfg in enforce-bpf enforce-user; do
-			[[ " $configs " == *" $cfg "* ]] || continue
-			hcol() { awk -v p="$profile" -v c="$cfg" -v f="$1" '$1 == p && $2 == c && $f != "-" { print $f }' "$holds" | median; }
-			# shellcheck disable=SC2059,SC2046
-			printf "$fmt_e" "$profile" "$cfg" $(paired "$profile" "$cfg" enforce) \
-				$(for f in 5 6 7 8 9 10; do hcol "$f"; done)
-		done
-	done
-fi
 
 # Alternating windows. The unit is a run: a fresh file, wac and tracer, and
 # $pairs pairs of windows, whose ratios' geometric mean is the run's ratio.

@@ -4,8 +4,7 @@
  * modify a folio under writeback. BPF cannot sleep, so the thread is sent
  * SIGSTOP (the whole thread group stops, as with Ctrl-Z) and user space
  * sends SIGCONT when a SPT_HOLD_RELEASE event says the folio's writeback
- * ended, or when the hold reaches --max-delay; where the kernel lets BPF
- * signal another task, BPF resumes the holder itself (resume.bpf.h). A guardian process resumes
+ * ended, or when the hold reaches --max-delay. A guardian process resumes
  * every thread in the holds table if the tool dies. hold_action chooses
  * delay, kill or log; index_writeback indexes the folios under writeback by
  * file offset for the write() check.
@@ -46,12 +45,11 @@ struct {
 	__type(value, struct spt_hold);
 } holds SEC(".maps");
 
-/* Value: the folio's holder, 0 once it has more than one. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u64);
-	__type(value, __u32);
+	__type(value, __u8);
 } held_folios SEC(".maps");
 
 struct {
@@ -77,9 +75,9 @@ struct {
 	__type(value, __u8);
 } held_tgids SEC(".maps");
 
-/* @task: the held thread; NULL for a release (@tid: the thread BPF resumed). */
+/* @task: the held thread; NULL for a release. */
 static __always_inline void emit_hold_event(__u32 type, __u64 folio, __u64 ts, __u64 first_ts,
-					    __u32 kind, struct task_struct *task, __u32 tid)
+					    __u32 kind, struct task_struct *task)
 {
 	struct spt_hold_event *e = bpf_ringbuf_reserve(&hold_events, sizeof(*e), 0);
 
@@ -93,17 +91,12 @@ static __always_inline void emit_hold_event(__u32 type, __u64 folio, __u64 ts, _
 	e->type = type;
 	e->kind = kind;
 	e->pid = task ? task->tgid : 0;
-	e->tid = task ? task->pid : tid;
+	e->tid = task ? task->pid : 0;
 	if (task)
 		bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
 	else
 		e->comm[0] = 0;
-	/*
-	 * A hold BPF resumed needs no wake-up of the tool: it hears of it at
-	 * its next poll (every 2 ms while it tracks a hold, which each start
-	 * wakes it for), well within --max-delay.
-	 */
-	bpf_ringbuf_submit(e, type == SPT_HOLD_RESUMED ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 /*
@@ -126,7 +119,7 @@ static __always_inline bool may_hold(struct spt_totals *t, __u64 now, __u32 tgid
 		return true;
 	t->holds_unrecorded++;
 	if (!rec && !bpf_map_update_elem(&held_tgids, &tgid, &asked, BPF_NOEXIST))
-		emit_hold_event(SPT_HOLD_RECORD, 0, now, now, 0, bpf_get_current_task_btf(), 0);
+		emit_hold_event(SPT_HOLD_RECORD, 0, now, now, 0, bpf_get_current_task_btf());
 	return false;
 }
 
@@ -155,7 +148,7 @@ static __always_inline bool start_hold(struct spt_totals *t, __u64 folio, __u32 
 		.kind = kind,
 		.announce = SPT_HOLD_SIGNAL_PENDING,
 	};
-	__u32 *holder;
+	__u8 one = 1;
 
 	if (old) {
 		h.first_ts_ns = old->first_ts_ns;
@@ -163,10 +156,8 @@ static __always_inline bool start_hold(struct spt_totals *t, __u64 folio, __u32 
 	} else if (bpf_map_update_elem(&holds, &tid, &h, BPF_NOEXIST)) {
 		return false;
 	}
-	if (!bpf_map_update_elem(&held_folios, &folio, &tid, BPF_NOEXIST))
+	if (!bpf_map_update_elem(&held_folios, &folio, &one, BPF_NOEXIST))
 		__sync_fetch_and_add(&n_held_folios, 1);
-	else if ((holder = bpf_map_lookup_elem(&held_folios, &folio)) && *holder != tid)
-		*holder = 0;
 	/*
 	 * To this thread, not the group (the stop is group-wide either way): a
 	 * SIGSTOP already pending for the group would make a group-directed
@@ -189,33 +180,14 @@ static __always_inline bool start_hold(struct spt_totals *t, __u64 folio, __u32 
 	return true;
 }
 
-#include "resume.bpf.h"
-
-/*
- * The folio's writeback ended (at *now, read if 0): its holders may go on.
- * BPF resumes a sole holder where it can (resume_holder()), and says so
- * (SPT_HOLD_RESUMED); the tool resumes the others (SPT_HOLD_RELEASE).
- */
+/* The folio's writeback ended (at *now, read if 0): its holders may go on. */
 static __always_inline void release_holders(__u64 folio, __u64 *now)
 {
-	__u32 *holder, tid;
-	bool by_bpf;
-
-	if (!n_held_folios)
-		return;
-	holder = bpf_map_lookup_elem(&held_folios, &folio);
-	if (!holder)
-		return;
-	tid = *holder;
-	if (bpf_map_delete_elem(&held_folios, &folio))
+	if (!n_held_folios || bpf_map_delete_elem(&held_folios, &folio))
 		return;
 	__sync_fetch_and_add(&n_held_folios, -1);
 	completion_time(now);
-	by_bpf = resume_in_bpf && tid && resume_holder(folio, tid);
-	if (tid)
-		await_running(tid, *now, by_bpf);
-	emit_hold_event(by_bpf ? SPT_HOLD_RESUMED : SPT_HOLD_RELEASE, folio, *now, *now, 0, NULL,
-			by_bpf ? tid : 0);
+	emit_hold_event(SPT_HOLD_RELEASE, folio, *now, *now, 0, NULL);
 }
 
 /*
@@ -362,10 +334,8 @@ static __always_inline int announce_hold(int sig, struct task_struct *task)
 	h = bpf_map_lookup_elem(&holds, &tid);
 	if (!h || h->announce != SPT_HOLD_SIGNAL_PENDING)
 		return 0;
-	/* Announced first: BPF resumes only announced holds (resume_holder()),
-	 * so the tool always hears of a hold before of its resume. */
-	emit_hold_event(SPT_HOLD_START, h->folio, h->hold_ts_ns, h->first_ts_ns, h->kind, task, 0);
 	h->announce = 0;
+	emit_hold_event(SPT_HOLD_START, h->folio, h->hold_ts_ns, h->first_ts_ns, h->kind, task);
 	return 0;
 }
 

@@ -75,10 +75,6 @@ const volatile bool time_wait_calls = false;
 const volatile __u32 hold_action = SPT_ACTION_NONE;
 const volatile __u64 max_delay_ns = 1000000000ULL;
 const volatile bool index_writeback = false;
-/* enforce (BPF): the end of a held folio's writeback resumes its holder
- * from BPF (bpf_send_signal_task(), 6.13+), the tool only where that
- * cannot be done (holds.bpf.h resume_holder()). */
-const volatile bool resume_in_bpf = false;
 const volatile char target_comm[SPT_COMM_LEN] = {};
 /* --dev: up to SPT_FILTER_DEVS_INLINE devices compared inline
  * (dev_selected()); n_filter_devs is 0 when more are selected than fit,
@@ -132,10 +128,6 @@ bool tracing_paused = false;
 
 /* Folios with held writers (holds.bpf.h). */
 __u64 n_held_folios SPT_OWN_CACHE_LINE;
-/* Released holders whose running again is awaited, to time the round
- * trip (holds.bpf.h); the samples taken. */
-__u64 n_resume_waits SPT_OWN_CACHE_LINE;
-__u64 n_rtt_samples;
 /* enforce (BPF): the tool's last sign of life (SPT_HEARTBEAT_STALE_NS). */
 __u64 tool_heartbeat_ns SPT_OWN_CACHE_LINE;
 /*
@@ -379,8 +371,6 @@ int BPF_PROG(tp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		handle_switch(preempt, prev, next);
 	if (n_held_folios)
 		sweep_held_folios();
-	if (n_resume_waits)
-		note_running(next);
 	return 0;
 }
 

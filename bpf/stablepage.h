@@ -93,14 +93,6 @@ struct spt_totals {
 	 * recorded the group for `enforce --restore` (holds.bpf.h). */
 	__u64 holds_refused_stale;
 	__u64 holds_unrecorded;
-	/* enforce (BPF), where BPF resumes holders (holds.bpf.h
-	 * resume_holder()): ends of writeback left to the tool because the
-	 * hold could not be resumed from there (another thread of the group
-	 * held, SIGSTOP not generated yet, several holders of the folio), and
-	 * because the signal was refused or not tried (a kernel thread or
-	 * idle current: the kernel would refuse; -EBUSY from its irq_work). */
-	__u64 resume_bpf_skipped;
-	__u64 resume_bpf_failed;
 	/* Violations whose folio's write request completed with an error
 	 * (block_rq_complete's status): the data the writer saw accepted
 	 * was not written, e.g. an integrity device refusing a page that
@@ -123,13 +115,7 @@ enum spt_hold_event_type {
 	SPT_HOLD_START = 0,   /* the thread's SIGSTOP was generated; folio under writeback */
 	SPT_HOLD_RELEASE = 1, /* the folio's writeback ended: resume its holders */
 	SPT_HOLD_RECORD = 2,  /* a thread group BPF would hold: record it, then allow holds */
-	SPT_HOLD_RESUMED = 3, /* the folio's writeback ended and BPF resumed its holder, tid */
 };
-
-/* enforce (BPF): hold round trips (writeback end -> the held thread runs
- * again) kept for the summary's percentiles, the newest SPT_RTT_SAMPLES;
- * each value is ns << 1 | resumed by BPF. */
-#define SPT_RTT_SAMPLES 4096
 
 /*
  * enforce (BPF): the tool writes its CLOCK_MONOTONIC time to the .bss
@@ -149,7 +135,7 @@ struct spt_hold_event {
 	__u32 type;    /* enum spt_hold_event_type */
 	__u32 kind;    /* enum spt_kind */
 	__u32 pid;
-	__u32 tid;     /* start: the held thread; resumed: the one BPF resumed */
+	__u32 tid;
 	char comm[SPT_COMM_LEN];
 };
 

@@ -24,7 +24,6 @@
 /* arch/x86/include/uapi/asm/signal.h */
 #define SIGKILL_X86 9
 #define SIGSTOP_X86 19
-#define SIGCONT_X86 18
 
 /* include/uapi/asm-generic/fcntl.h: x86 uses the generic value */
 #define O_APPEND_X86 00002000

@@ -130,7 +130,7 @@ running() {
 	make_fs ext4
 	hogs
 	writer
-	SPT_RESUME_IN_USER_SPACE=1 start_tracer enforce --comm spt-held --max-delay 30 -q --dev "$LOOP"
+	start_tracer enforce --comm spt-held --max-delay 30 -q --dev "$LOOP"
 	tool=$TRACER_PID
 	g=$(guardian_of "$tool")
 	GUARDIAN=$g

@@ -50,7 +50,6 @@ static void apply_rodata(struct stablepage_bpf *skel, const struct spt_rodata *r
 	skel->rodata->hold_action = r->hold_action;
 	skel->rodata->max_delay_ns = r->max_delay_ns;
 	skel->rodata->index_writeback = r->index_writeback;
-	skel->rodata->resume_in_bpf = r->resume_in_bpf;
 	skel->rodata->verify_every = r->verify_every;
 }
 
@@ -64,11 +63,6 @@ static void apply_rodata(struct stablepage_bpf *skel, const struct spt_rodata *r
 void apply_test_knobs(struct stablepage_bpf *skel)
 {
 	static const char *const names[] = { "SPT_HIST_TABLE_ROWS", "SPT_STALL_HORIZON_SETS" };
-	const char *user_resume = getenv("SPT_RESUME_IN_USER_SPACE");
-
-	/* Holds resumed by the tool even where BPF could (tests, benchmark). */
-	if (user_resume && !strcmp(user_resume, "1"))
-		skel->rodata->resume_in_bpf = false;
 	struct bpf_map *maps[] = { skel->maps.hist_table, skel->maps.stall_horizons };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

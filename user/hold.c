@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* enforce (BPF): when to resume a held writer. See hold.h. */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include "escape.h"
 #include "hold.h"
@@ -44,35 +43,12 @@ static void resume(struct hold_tracker *h, __u32 pid)
 }
 
 /*
- * Resumes are batched: the releases read in one poll of the ring buffer
- * often end several holds of one group (profile B's four threads share
- * it), and one SIGCONT resumes them all. hold_flush() sends them.
- */
-static void queue_resume(struct hold_tracker *h, __u32 pid)
-{
-	for (size_t i = 0; i < h->nto_resume; i++)
-		if (h->to_resume[i] == pid)
-			return;
-	if (h->nto_resume == HOLD_MAX_HELD)
-		resume(h, pid);
-	else
-		h->to_resume[h->nto_resume++] = pid;
-}
-
-void hold_flush(struct hold_tracker *h)
-{
-	for (size_t i = 0; i < h->nto_resume; i++)
-		resume(h, h->to_resume[i]);
-	h->nto_resume = 0;
-}
-
-/*
  * Ends held[i]'s stop. SIGSTOP stops the whole thread group, so the group
  * goes on only when none of its threads is held any more. mmap holds are
  * over once resumed (the store lands); a held write() is restarted and
  * checked again by BPF, which also drops its entry.
  */
-static void end_stop(struct hold_tracker *h, size_t i, __u64 now_ns, __u64 *reason, bool by_bpf)
+static void end_stop(struct hold_tracker *h, size_t i, __u64 now_ns, __u64 *reason)
 {
 	struct held_thread t = h->held[i];
 	__u64 ns = now_ns > t.stop_ts_ns ? now_ns - t.stop_ts_ns : 0;
@@ -95,59 +71,31 @@ static void end_stop(struct hold_tracker *h, size_t i, __u64 now_ns, __u64 *reas
 	 * was reversed once and a writer stayed stopped (docs/enforce.md). Our
 	 * death in between is covered by the guardian, which resumes every
 	 * recorded group too when the tool dies; a failed SIGCONT is counted
-	 * and the record kept for enforce --restore. BPF's own resume
-	 * (by_bpf) dropped the entry and resumed the group already.
+	 * and the record kept for enforce --restore.
 	 */
-	if (by_bpf)
-		return;
 	if (t.kind == SPT_KIND_MMAP && h->ops.forget)
-		h->ops.forget(t.tid, t.hold_ts_ns, h->ops.ctx);
+		h->ops.forget(t.tid, h->ops.ctx);
 	if (!pid_still_held(h, t.pid))
-		queue_resume(h, t.pid);
+		resume(h, t.pid);
 }
 
-/* The release of @folio at or after @ts_ns, if any: its index, or -1. */
-static int released_since(const struct hold_tracker *h, __u64 folio, __u64 ts_ns)
+static bool released_since(const struct hold_tracker *h, __u64 folio, __u64 ts_ns)
 {
-	for (int i = 0; i < HOLD_RECENT_RELEASES; i++)
+	for (size_t i = 0; i < HOLD_RECENT_RELEASES; i++)
 		if (h->released[i].folio == folio && h->released[i].ts_ns >= ts_ns)
-			return i;
-	return -1;
-}
-
-/* held[i]'s folio was released (r: its entry in released[]). */
-static void end_at_release(struct hold_tracker *h, size_t i, int r, __u64 now_ns)
-{
-	if (h->released[r].resumed_tid && h->released[r].resumed_tid == h->held[i].tid)
-		end_stop(h, i, now_ns, &h->resumed_by_bpf, true);
-	else
-		end_stop(h, i, now_ns, &h->resumed_at_writeback_end, false);
-}
-
-/*
- * The end of a folio's writeback: SPT_HOLD_RELEASE (the tool resumes its
- * holders) or SPT_HOLD_RESUMED (BPF resumed e->tid, its sole holder).
- * Either can come before the hold's start event (remembered in released[]).
- */
-static void hold_released(struct hold_tracker *h, const struct spt_hold_event *e, __u64 now_ns)
-{
-	int r = (int)h->next_release;
-
-	h->released[r].folio = e->folio;
-	h->released[r].ts_ns = e->ts_ns;
-	h->released[r].resumed_tid = e->type == SPT_HOLD_RESUMED ? e->tid : 0;
-	h->next_release = (h->next_release + 1) % HOLD_RECENT_RELEASES;
-	for (size_t i = h->nheld; i-- > 0;)
-		if (h->held[i].folio == e->folio)
-			end_at_release(h, i, r, now_ns);
+			return true;
+	return false;
 }
 
 void hold_event(struct hold_tracker *h, const struct spt_hold_event *e, __u64 now_ns)
 {
-	int r;
-
-	if (e->type == SPT_HOLD_RELEASE || e->type == SPT_HOLD_RESUMED) {
-		hold_released(h, e, now_ns);
+	if (e->type == SPT_HOLD_RELEASE) {
+		h->released[h->next_release].folio = e->folio;
+		h->released[h->next_release].ts_ns = e->ts_ns;
+		h->next_release = (h->next_release + 1) % HOLD_RECENT_RELEASES;
+		for (size_t i = h->nheld; i-- > 0;)
+			if (h->held[i].folio == e->folio)
+				end_stop(h, i, now_ns, &h->resumed_at_writeback_end);
 		return;
 	}
 	struct hold_pid_stats *ps = pid_stats(h, e->pid, e->comm);
@@ -174,10 +122,8 @@ void hold_event(struct hold_tracker *h, const struct spt_hold_event *e, __u64 no
 	h->held[i].kind = e->kind;
 	h->held[i].folio = e->folio;
 	h->held[i].first_ts_ns = e->first_ts_ns;
-	h->held[i].hold_ts_ns = e->ts_ns;
-	r = released_since(h, e->folio, e->ts_ns);
-	if (r >= 0)
-		end_at_release(h, i, r, now_ns);
+	if (released_since(h, e->folio, e->ts_ns))
+		end_stop(h, i, now_ns, &h->resumed_at_writeback_end);
 }
 
 int hold_tick(struct hold_tracker *h, __u64 now_ns)
@@ -188,11 +134,10 @@ int hold_tick(struct hold_tracker *h, __u64 now_ns)
 		__u64 deadline = h->held[i].first_ts_ns + h->max_delay_ns;
 
 		if (deadline <= now_ns)
-			end_stop(h, i, now_ns, &h->resumed_at_max_delay, false);
+			end_stop(h, i, now_ns, &h->resumed_at_max_delay);
 		else if (!next || deadline < next)
 			next = deadline;
 	}
-	hold_flush(h);
 	if (!next)
 		return -1;
 	return (int)((next - now_ns + 999999) / 1000000);
@@ -201,54 +146,7 @@ int hold_tick(struct hold_tracker *h, __u64 now_ns)
 void hold_resume_all(struct hold_tracker *h, __u64 now_ns)
 {
 	while (h->nheld)
-		end_stop(h, h->nheld - 1, now_ns, &h->resumed_at_exit, false);
-	hold_flush(h);
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The nearest-rank percentile @p of the sorted @v[0..n). */
-static __u64 percentile(const __u64 *v, size_t n, unsigned p)
-{
-	size_t rank = (n * p + 99) / 100;
-
-	return n ? v[rank ? rank - 1 : 0] : 0;
-}
-
-void hold_rtt_from_samples(struct hold_tracker *h, __u64 *samples, size_t n)
-{
-	size_t split = 0;
-
-	/* Sorted by path (the low bit, moved to the top), then by time. */
-	for (size_t i = 0; i < n; i++)
-		samples[i] = (samples[i] & 1) << 63 | samples[i] >> 1;
-	qsort(samples, n, sizeof(*samples), cmp_u64);
-	while (split < n && !(samples[split] >> 63))
-		split++;
-	for (size_t i = split; i < n; i++)
-		samples[i] &= ~(1ULL << 63);
-	h->rtt[0] = (struct hold_rtt){ split, percentile(samples, split, 50),
-				       percentile(samples, split, 99) };
-	h->rtt[1] = (struct hold_rtt){ n - split, percentile(samples + split, n - split, 50),
-				       percentile(samples + split, n - split, 99) };
-}
-
-static void rtt_text(FILE *f, const char *who, const struct hold_rtt *r)
-{
-	if (r->n)
-		fprintf(f, "; %s: p50 %.1f us, p99 %.1f us (%llu)", who, r->p50 / 1e3, r->p99 / 1e3,
-			(unsigned long long)r->n);
-}
-
-static void rtt_json(FILE *f, const char *who, const struct hold_rtt *r)
-{
-	fprintf(f, "\"%s\":{\"n\":%llu,\"p50\":%.3f,\"p99\":%.3f}", who,
-		(unsigned long long)r->n, r->p50 / 1e3, r->p99 / 1e3);
+		end_stop(h, h->nheld - 1, now_ns, &h->resumed_at_exit);
 }
 
 void hold_print_text(FILE *f, const struct hold_tracker *h, const struct spt_totals *t,
@@ -263,19 +161,11 @@ void hold_print_text(FILE *f, const struct hold_tracker *h, const struct spt_tot
 		(unsigned long long)(t->holds[SPT_KIND_MMAP] + t->holds[SPT_KIND_WRITE]),
 		(unsigned long long)t->holds[SPT_KIND_MMAP], (unsigned long long)t->holds[SPT_KIND_WRITE],
 		(unsigned long long)h->stops, h->total_stop_ns / 1e6, h->max_stop_ns / 1e6,
-		(unsigned long long)(h->resumed_at_writeback_end + h->resumed_by_bpf),
+		(unsigned long long)h->resumed_at_writeback_end,
 		(unsigned long long)h->resumed_at_max_delay, (unsigned long long)h->resumed_at_exit,
 		(unsigned long long)t->holds_expired, (unsigned long long)t->kills,
 		(unsigned long long)t->would_hold, (unsigned long long)t->holds_refused_stale,
 		(unsigned long long)t->holds_unrecorded, (unsigned long long)h->resume_failed);
-	fprintf(f, "enforce: resumed at writeback end by BPF %llu, by the tool %llu (BPF %s; left "
-		   "to the tool %llu, refused to BPF %llu); round trip writeback end -> running",
-		(unsigned long long)h->resumed_by_bpf, (unsigned long long)h->resumed_at_writeback_end,
-		h->resume_in_bpf ? "resumes" : "cannot resume here",
-		(unsigned long long)t->resume_bpf_skipped, (unsigned long long)t->resume_bpf_failed);
-	rtt_text(f, "by BPF", &h->rtt[1]);
-	rtt_text(f, "by the tool", &h->rtt[0]);
-	fputs(h->rtt[0].n || h->rtt[1].n ? "\n" : ": none\n", f);
 	for (size_t i = 0; i < h->npids; i++) {
 		char comm[TEXT_ESC_LEN(SPT_COMM_LEN)];
 
@@ -295,26 +185,17 @@ void hold_print_json(FILE *f, const struct hold_tracker *h, const struct spt_tot
 		   "\"resumed_at_max_delay\":%llu,\"resumed_at_exit\":%llu,\"untracked\":%llu,"
 		   "\"resume_failed\":%llu,\"refused_stale\":%llu,\"unrecorded\":%llu,"
 		   "\"writes_let_through\":%llu,\"kills\":%llu,\"would_hold\":%llu,"
-		   "\"range_capped\":%llu,\"resume_in_bpf\":%s,\"resumed_by_bpf\":%llu,"
-		   "\"resumed_by_user\":%llu,\"resume_bpf_skipped\":%llu,"
-		   "\"resume_bpf_failed\":%llu,",
+		   "\"range_capped\":%llu,\"held\":[",
 		action, write_hold, h->max_delay_ns / 1e9, (unsigned long long)t->holds[SPT_KIND_MMAP],
 		(unsigned long long)t->holds[SPT_KIND_WRITE], (unsigned long long)h->stops,
 		h->total_stop_ns / 1e6, h->max_stop_ns / 1e6,
-		(unsigned long long)(h->resumed_at_writeback_end + h->resumed_by_bpf),
+		(unsigned long long)h->resumed_at_writeback_end,
 		(unsigned long long)h->resumed_at_max_delay, (unsigned long long)h->resumed_at_exit,
 		(unsigned long long)h->untracked, (unsigned long long)h->resume_failed,
 		(unsigned long long)t->holds_refused_stale, (unsigned long long)t->holds_unrecorded,
 		(unsigned long long)t->holds_expired,
 		(unsigned long long)t->kills, (unsigned long long)t->would_hold,
-		(unsigned long long)t->hold_range_capped, h->resume_in_bpf ? "true" : "false",
-		(unsigned long long)h->resumed_by_bpf, (unsigned long long)h->resumed_at_writeback_end,
-		(unsigned long long)t->resume_bpf_skipped, (unsigned long long)t->resume_bpf_failed);
-	fputs("\"round_trip_us\":{", f);
-	rtt_json(f, "bpf", &h->rtt[1]);
-	fputc(',', f);
-	rtt_json(f, "user", &h->rtt[0]);
-	fputs("},\"held\":[", f);
+		(unsigned long long)t->hold_range_capped);
 	for (size_t i = 0; i < h->npids; i++) {
 		fprintf(f, "%s{\"pid\":%u,\"comm\":", i ? "," : "", h->pids[i].pid);
 		json_string(f, h->pids[i].comm);

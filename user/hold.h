@@ -33,7 +33,6 @@ struct held_thread {
 	__u64 folio;
 	__u64 first_ts_ns; /* the deadline is first_ts_ns + max_delay_ns */
 	__u64 stop_ts_ns;  /* when this stop began */
-	__u64 hold_ts_ns;  /* its latest hold (the BPF entry's hold_ts_ns) */
 	__u32 tid, pid, kind;
 };
 
@@ -49,22 +48,9 @@ struct hold_ops {
 	/* SIGCONT the thread group: 0, or -errno (-ESRCH: it is gone, which
 	 * is no failure: nothing is left stopped). */
 	int (*resume)(__u32 pid, void *ctx);
-	/* Drop the BPF holds entry of @tid's hold that began at @hold_ts_ns
-	 * (not a newer hold's, which BPF's own resume lets exist already). */
-	void (*forget)(__u32 tid, __u64 hold_ts_ns, void *ctx);
+	void (*forget)(__u32 tid, void *ctx); /* drop the BPF holds entry */
 	void *ctx;
 };
-
-struct hold_tracker;
-
-/* Hold round trips (writeback end -> the writer runs again), in ns. */
-struct hold_rtt {
-	__u64 n, p50, p99;
-};
-
-/* From BPF's samples (ns << 1 | resumed by BPF; SPT_RTT_SAMPLES at most):
- * the percentiles of each path. Sorts @samples. */
-void hold_rtt_from_samples(struct hold_tracker *h, __u64 *samples, size_t n);
 
 struct hold_tracker {
 	__u64 max_delay_ns;
@@ -73,29 +59,18 @@ struct hold_tracker {
 	size_t nheld;
 	struct {
 		__u64 folio, ts_ns;
-		__u32 resumed_tid; /* BPF resumed this thread (SPT_HOLD_RESUMED) */
 	} released[HOLD_RECENT_RELEASES]; /* a release can arrive before its hold */
 	size_t next_release;
 	struct hold_pid_stats pids[HOLD_MAX_PIDS];
 	size_t npids;
-	/* resumed_at_writeback_end: by the tool; resumed_by_bpf: at writeback
-	 * end by BPF itself (resume.bpf.h). */
-	__u64 stops, resumed_at_writeback_end, resumed_by_bpf, resumed_at_max_delay,
-		resumed_at_exit;
+	__u64 stops, resumed_at_writeback_end, resumed_at_max_delay, resumed_at_exit;
 	__u64 untracked; /* stops not tracked (table full): resumed at once */
 	__u64 resume_failed; /* SIGCONTs that failed (not ESRCH): a writer may stay stopped */
 	__u64 max_stop_ns, total_stop_ns;
-	__u32 to_resume[HOLD_MAX_HELD]; /* groups to SIGCONT at hold_flush() */
-	size_t nto_resume;
-	bool resume_in_bpf; /* BPF resumes holders where it can */
-	struct hold_rtt rtt[2]; /* round trips: [0] resumed by the tool, [1] by BPF */
 };
 
 void hold_init(struct hold_tracker *h, __u64 max_delay_ns, const struct hold_ops *ops);
-/* Resumes are sent by hold_flush() (call it once the events read in one
- * poll are handled), hold_tick() and hold_resume_all(). */
 void hold_event(struct hold_tracker *h, const struct spt_hold_event *e, __u64 now_ns);
-void hold_flush(struct hold_tracker *h);
 /* Resumes the holds whose deadline passed. Milliseconds until the next
  * deadline, or -1 when nothing is held. */
 int hold_tick(struct hold_tracker *h, __u64 now_ns);

@@ -47,36 +47,11 @@ static int resume_pid(__u32 pid, void *ctx)
 	return -errno;
 }
 
-/*
- * Only the entry of the hold that ended: where BPF resumes holders, the
- * thread may already run again and be held anew (its newer entry must
- * stay, or nobody would know of that stop) before we hear of the resume.
- */
-static void forget_hold(__u32 tid, __u64 hold_ts_ns, void *ctx)
+static void forget_hold(__u32 tid, void *ctx)
 {
 	struct bpf_holds *h = ctx;
-	struct spt_hold cur;
 
-	if (bpf_map__lookup_elem(h->skel->maps.holds, &tid, sizeof(tid), &cur, sizeof(cur), 0) ||
-	    cur.hold_ts_ns != hold_ts_ns)
-		return;
 	bpf_map__delete_elem(h->skel->maps.holds, &tid, sizeof(tid), 0);
-}
-
-/* The hold round trips BPF timed (resume.bpf.h), for the summary. */
-static void read_round_trips(struct bpf_holds *h)
-{
-	static __u64 samples[SPT_RTT_SAMPLES];
-	__u64 n = h->skel->bss->n_rtt_samples;
-	size_t got = 0;
-
-	if (n > SPT_RTT_SAMPLES)
-		n = SPT_RTT_SAMPLES;
-	for (__u32 i = 0; i < n; i++)
-		if (!bpf_map__lookup_elem(h->skel->maps.hold_rtt, &i, sizeof(i), &samples[got],
-					  sizeof(samples[got]), 0))
-			got++;
-	hold_rtt_from_samples(&h->tracker, samples, got);
 }
 
 /* The ids of the loaded programs, for the guardian. */
@@ -111,7 +86,6 @@ int holds_start(struct bpf_holds *h, struct stablepage_bpf *skel, __u64 max_dela
 
 	h->skel = skel;
 	hold_init(&h->tracker, max_delay_ns, &ops);
-	h->tracker.resume_in_bpf = skel->rodata->resume_in_bpf;
 	err = collect_prog_ids(h);
 	if (!err) {
 		what = "start the guardian process";
@@ -199,8 +173,6 @@ int holds_poll_timeout(struct bpf_holds *h, int timeout_ms)
 {
 	int next;
 
-	/* The resumes of the events the last poll read, one SIGCONT a group. */
-	hold_flush(&h->tracker);
 	watch_guardian(h);
 	heartbeat(h);
 	next = hold_tick(&h->tracker, monotonic_ns());
@@ -218,7 +190,6 @@ void holds_release_everyone(struct bpf_holds *h)
 		return;
 	h->released = true;
 	hold_resume_all(&h->tracker, monotonic_ns());
-	read_round_trips(h);
 	guardian_stop(&h->guardian);
 	/* Kept when a writer could not be resumed: enforce --restore tries. */
 	if (!h->tracker.resume_failed)

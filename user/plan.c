@@ -158,7 +158,6 @@ static void plan_holds(const struct options *o, const struct spt_features *f, st
 		choose_write_hold(f, p);
 		r->hold_action = o->action;
 		r->index_writeback = p->write_hold != WRITE_HOLD_NONE;
-		r->resume_in_bpf = o->action == SPT_ACTION_DELAY && f->send_signal_task;
 	}
 	/* Announces each hold once its SIGSTOP is generated. */
 	p->load[SPT_PROG_tp_signal_generate] = r->hold_action == SPT_ACTION_DELAY;

@@ -27,9 +27,6 @@ struct spt_features {
 	bool lsm_loads;           /* an lsm/file_permission program loads and attaches */
 	bool fmod_ret_loads;      /* a fmod_ret program on security_file_permission does */
 	char fmod_ret_fail[128];  /* why not */
-	/* bpf_send_signal_task() and bpf_task_from_pid() are in the kernel's
-	 * BTF (6.13+): BPF resumes held writers itself */
-	bool send_signal_task;
 };
 
 /* The BPF object's .rodata, as the plan sets it (same names). */
@@ -44,7 +41,6 @@ struct spt_rodata {
 	__u32 hold_action; /* enum spt_hold_action; SPT_ACTION_NONE unless holding */
 	__u64 max_delay_ns;
 	bool index_writeback;
-	bool resume_in_bpf; /* enforce --action delay where f->send_signal_task */
 	__u32 verify_every; /* --verify=N: 1 write request in N hashed; its programs load only then */
 };
 

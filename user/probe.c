@@ -58,17 +58,6 @@ void probe_fentry_functions(const char *btf_path, bool present[SPT_NFENTRY])
 	btf__free(vmlinux);
 }
 
-bool probe_resume_kfuncs(const char *btf_path)
-{
-	struct btf *btf = btf_path ? btf__parse(btf_path, NULL) : btf__load_vmlinux_btf();
-	bool yes = btf && btf__find_by_name_kind(btf, "bpf_send_signal_task", BTF_KIND_FUNC) >= 0 &&
-		   btf__find_by_name_kind(btf, "bpf_task_from_pid", BTF_KIND_FUNC) >= 0 &&
-		   btf__find_by_name_kind(btf, "bpf_task_release", BTF_KIND_FUNC) >= 0;
-
-	btf__free(btf);
-	return yes;
-}
-
 bool probe_tracepoint_in_btf(const struct btf *btf, const struct spt_tracepoint *tp)
 {
 	return btf__find_by_name_kind(btf, tp->btf_name, BTF_KIND_TYPEDEF) >= 0;

@@ -28,9 +28,6 @@ bool probe_active_lsms(char *buf, size_t len);
 bool probe_lsm_listed(const char *lsms, const char *name);
 
 struct btf;
-/* Whether BPF can resume a held writer itself: bpf_send_signal_task(),
- * bpf_task_from_pid() and bpf_task_release() in the kernel's BTF (6.13+). */
-bool probe_resume_kfuncs(const char *btf_path);
 bool probe_tracepoint_in_btf(const struct btf *btf, const struct spt_tracepoint *tp);
 
 /* The first of spt_tracepoints that the kernel BTF lacks, or NULL. */

@@ -46,8 +46,6 @@ void totals_sum(struct spt_totals *sum, const struct spt_totals *percpu, int ncp
 		sum->hold_range_capped += t->hold_range_capped;
 		sum->holds_refused_stale += t->holds_refused_stale;
 		sum->holds_unrecorded += t->holds_unrecorded;
-		sum->resume_bpf_skipped += t->resume_bpf_skipped;
-		sum->resume_bpf_failed += t->resume_bpf_failed;
 
 		sum->stable_dirtied += t->stable_dirtied;
 		sum->events_lost += t->events_lost;

@@ -117,8 +117,6 @@ static void probe_kernel(const struct options *o, struct spt_features *f)
 	char fail[128];
 
 	memset(f, 0, sizeof(*f));
-	if (o->cmd == CMD_ENFORCE)
-		f->send_signal_task = probe_resume_kfuncs(o->btf_path);
 	if (!plan_wants_fentry(o))
 		return;
 	f->fentry_loads = probe_program("probe_fentry", o->btf_path, f->fentry_fail,
@@ -580,13 +578,8 @@ static int poll_timeout(struct tracer *t, double now)
 		if ((t->next_report - now) * 1000 < timeout_ms)
 			timeout_ms = (int)((t->next_report - now) * 1000) + 1;
 	}
-	if (t->holds.on) {
-		/* The holds BPF resumed do not wake us (holds.bpf.h): read them
-		 * before deciding that a tracked hold reached --max-delay. */
-		if (t->holds.tracker.nheld && t->rb)
-			ring_buffer__consume(t->rb);
+	if (t->holds.on)
 		timeout_ms = holds_poll_timeout(&t->holds, timeout_ms);
-	}
 	return timeout_ms;
 }
 

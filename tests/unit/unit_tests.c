@@ -729,10 +729,9 @@ static int fake_resume(__u32 pid, void *ctx)
 	return pid == 66 ? -ESRCH : pid == 77 ? -EPERM : 0;
 }
 
-static void fake_forget(__u32 tid, __u64 hold_ts_ns, void *ctx)
+static void fake_forget(__u32 tid, void *ctx)
 {
 	(void)ctx;
-	(void)hold_ts_ns;
 	forgotten[nforgotten++ % 16] = tid;
 	strncat(hold_calls, "f", sizeof(hold_calls) - strlen(hold_calls) - 1);
 }
@@ -767,7 +766,6 @@ static void test_hold_tracker(void)
 	CHECK(nresumed == 0 && h.nheld == 1);
 	e = hold_ev(SPT_HOLD_RELEASE, 0xb, 7 * ms, 0, 0, 0);
 	hold_event(&h, &e, 7 * ms);
-	hold_flush(&h);
 	CHECK(nresumed == 1 && resumed[0] == 10 && h.nheld == 0);
 	/* mmap holds are dropped from the BPF table by user space; write ones
 	 * by BPF; the entry before the SIGCONT (no newer hold can exist yet). */
@@ -779,7 +777,6 @@ static void test_hold_tracker(void)
 	hold_event(&h, &e, 20 * ms);
 	e = hold_ev(SPT_HOLD_START, 0xc, 19 * ms, 30, 30, SPT_KIND_WRITE);
 	hold_event(&h, &e, 21 * ms);
-	hold_flush(&h);
 	CHECK(nresumed == 2 && resumed[1] == 30 && h.nheld == 0);
 	/* An older release of the same folio does not count. */
 	e = hold_ev(SPT_HOLD_START, 0xc, 30 * ms, 31, 31, SPT_KIND_WRITE);
@@ -803,54 +800,7 @@ static void test_hold_tracker(void)
 	hold_event(&h, &e, 3000 * ms);
 	e = hold_ev(SPT_HOLD_RELEASE, 0xe, 3001 * ms, 0, 0, 0);
 	hold_event(&h, &e, 3001 * ms);
-	hold_flush(&h);
 	CHECK(nresumed == 6 && h.nheld == 0 && h.resume_failed == 1);
-}
-
-/* Holds BPF resumed itself (SPT_HOLD_RESUMED): ended without a SIGCONT or
- * a forget from the tool, also when the resume comes before the start. */
-static void test_hold_resumed_by_bpf(void)
-{
-	static struct hold_tracker h;
-	struct hold_ops ops = { .resume = fake_resume, .forget = fake_forget };
-	struct spt_hold_event e;
-	const __u64 ms = 1000000;
-	__u64 samples[] = { 7 << 1 | 1, 3 << 1, 5 << 1 | 1, 1 << 1, 9 << 1 | 1 };
-
-	nresumed = nforgotten = 0;
-	hold_init(&h, 1000 * ms, &ops);
-	e = hold_ev(SPT_HOLD_START, 0xa, 1 * ms, 10, 11, SPT_KIND_MMAP);
-	hold_event(&h, &e, 1 * ms);
-	e = hold_ev(SPT_HOLD_RESUMED, 0xa, 2 * ms, 0, 11, 0);
-	hold_event(&h, &e, 2 * ms);
-	CHECK(h.nheld == 0 && h.resumed_by_bpf == 1 && nresumed == 0 && nforgotten == 0);
-	e = hold_ev(SPT_HOLD_RESUMED, 0xb, 5 * ms, 0, 12, 0);
-	hold_event(&h, &e, 5 * ms);
-	e = hold_ev(SPT_HOLD_START, 0xb, 4 * ms, 10, 12, SPT_KIND_MMAP);
-	hold_event(&h, &e, 6 * ms);
-	CHECK(h.nheld == 0 && h.resumed_by_bpf == 2 && nresumed == 0);
-	/* Another holder of a folio BPF resumed one of: the tool's. */
-	e = hold_ev(SPT_HOLD_START, 0xc, 7 * ms, 20, 21, SPT_KIND_MMAP);
-	hold_event(&h, &e, 7 * ms);
-	e = hold_ev(SPT_HOLD_RESUMED, 0xc, 8 * ms, 0, 99, 0);
-	hold_event(&h, &e, 8 * ms);
-	hold_flush(&h);
-	CHECK(h.resumed_at_writeback_end == 1 && nresumed == 1 && resumed[0] == 20);
-	/* Two holds of one group released in one poll: one SIGCONT. */
-	e = hold_ev(SPT_HOLD_START, 0xd, 9 * ms, 30, 31, SPT_KIND_MMAP);
-	hold_event(&h, &e, 9 * ms);
-	e = hold_ev(SPT_HOLD_START, 0xe, 9 * ms, 30, 32, SPT_KIND_MMAP);
-	hold_event(&h, &e, 9 * ms);
-	e = hold_ev(SPT_HOLD_RELEASE, 0xd, 10 * ms, 0, 0, 0);
-	hold_event(&h, &e, 10 * ms);
-	e = hold_ev(SPT_HOLD_RELEASE, 0xe, 10 * ms, 0, 0, 0);
-	hold_event(&h, &e, 10 * ms);
-	CHECK(nresumed == 1);
-	hold_flush(&h);
-	CHECK(nresumed == 2 && resumed[1] == 30 && nforgotten == 3);
-	hold_rtt_from_samples(&h, samples, 5);
-	CHECK(h.rtt[0].n == 2 && h.rtt[0].p50 == 1 && h.rtt[0].p99 == 3);
-	CHECK(h.rtt[1].n == 3 && h.rtt[1].p50 == 7 && h.rtt[1].p99 == 9);
 }
 
 /* Options: argv as the shell would pass it (argp may permute it). The
@@ -1393,7 +1343,6 @@ int main(void)
 	test_summary_text_tables();
 	test_summary_json_rows();
 	test_hold_tracker();
-	test_hold_resumed_by_bpf();
 	test_options();
 	test_points();
 	test_plan_tracepoint();
