@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json.h"
+#include "jsonread.h"
 
 #define FUZZ_ASSERT(cond)                                                               \
 	do {                                                                            \
@@ -66,6 +67,23 @@ static inline int fuzz_terminal_safe(const char *s, size_t len)
 		i += (size_t)n;
 	}
 	return 1;
+}
+
+/* json_string(s) as the reader takes it back: one JSON string, the whole
+ * text. Returns the text written (the caller frees it). */
+static inline char *fuzz_json_roundtrip(const char *s)
+{
+	char *buf = NULL, err[128];
+	size_t len = 0, pos = 0;
+	FILE *f = fuzz_sink(&buf, &len);
+	struct jv v;
+
+	json_string(f, s);
+	fclose(f);
+	FUZZ_ASSERT(!jv_parse(buf, len, &pos, &v, err, sizeof(err)));
+	FUZZ_ASSERT(v.type == JV_STRING && pos == len);
+	jv_free(&v);
+	return buf;
 }
 
 #endif
