@@ -33,6 +33,10 @@ kpkg=${VMTEST_KPKG:-$(newest_kpkg "${VMTEST_KERNEL:-6.1}")}
 [ -n "$kpkg" ] || { echo "vmtest: no linux-image-${VMTEST_KERNEL:-6.1}.*-amd64-unsigned in apt's lists" >&2; exit 1; }
 kver=${kpkg#linux-image-}
 mkdir -p "$cache"
+# One preparation at a time: two guests started together on a fresh cache
+# would both fetch and extract the kernel.
+exec 9> "$cache/.prepare.lock"
+flock 9
 if [ ! -f "$cache/root/boot/vmlinuz-$kver" ]; then
 	echo "vmtest: fetching $kpkg-unsigned with apt-get download into $cache" \
 		"(once; tens of MB, a minute or more)..." >&2
@@ -99,6 +103,18 @@ if [ ! -f "$initrd" ]; then
 	(cd "$staging" && find . | cpio -o -H newc --quiet | gzip) > "$initrd"
 	rm -rf "$staging"
 fi
+exec 9>&-
+
+# console_tail FILE: 80 lines from the first oops (or else the first warning,
+# lockup or hung task: its registers alone say nothing, its cause and stack
+# come first), then the console's last 10 lines.
+console_tail() {
+	local first
+	first=$(grep -n -m1 -E 'BUG:|Oops|general protection|Kernel panic' "$1" | cut -d: -f1)
+	[ -n "$first" ] || first=$(grep -n -m1 -E 'WARNING:|watchdog:|INFO: task' "$1" | cut -d: -f1)
+	[ -n "$first" ] && sed -n "${first},$((first + 79))p" "$1" && echo "..."
+	tail -n 10 "$1"
+}
 
 results=$(mktemp -d "$cache/run.XXXX")
 trap 'rm -rf "$results"' EXIT
@@ -145,7 +161,7 @@ timeout "${VMTEST_TIMEOUT:-3000}" qemu-system-x86_64 -accel "${VMTEST_ACCEL:-tcg
 if [ ! -f "$results/rc" ]; then
 	[ -f "$results/log" ] && cat "$results/log"
 	echo "vmtest: the guest did not finish; the end of its console:" >&2
-	tail -n 10 "$results/console" >&2
+	console_tail "$results/console" >&2
 	exit 1
 fi
 cat "$results/log"
