@@ -82,7 +82,7 @@ const volatile char target_comm[SPT_COMM_LEN] = {};
 const volatile __u32 n_filter_devs = 0;
 const volatile __u32 filter_devs[SPT_FILTER_DEVS_INLINE] = {};
 /* --verify=N: the pages of 1 write request in N hashed at issue and at
- * completion (verify.bpf.h); its programs load only then. */
+ * completion (verify_*.bpf.h); its programs load only then. */
 const volatile __u32 verify_every = 1;
 /*
  * --verify: where /proc/kallsyms names page_offset_base and vmemmap_base
@@ -144,7 +144,7 @@ __u64 n_waiting SPT_OWN_CACHE_LINE;
  * last sweep of the held folios (holds.bpf.h). */
 __u64 ptr_base_addr;
 __u64 last_held_sweep_ns SPT_OWN_CACHE_LINE;
-/* --verify (verify.bpf.h): hashed pages whose request has not completed;
+/* --verify (verify_*.bpf.h): hashed pages whose request has not completed;
  * the direct map's (struct page, address) pair and its state. */
 __u64 n_verify_pending SPT_OWN_CACHE_LINE;
 __u64 dm_page0, dm_virt0;
@@ -160,7 +160,10 @@ __u64 dm_state;
 #include "mkwrite.bpf.h"  /* fentry mode: page_mkwrite, writeback cycles */
 #include "holds.bpf.h"    /* enforce (BPF): holding writers */
 #include "walk.bpf.h"     /* the folios of a completed write request */
-#include "verify.bpf.h"   /* --verify: pages changed while their request is in flight */
+#include "verify_state.bpf.h"  /* --verify: requests sampled, counts, direct writes' pages */
+#include "verify_pages.bpf.h"  /* --verify: the direct map, a page hashed, its kind */
+#include "verify_check.bpf.h"  /* --verify: a request's pages compared at completion */
+#include "verify_issue.bpf.h"  /* --verify: a request's pages hashed at issue */
 
 /* A folio goes clean -> dirty (mapping->i_pages xa_lock held, IRQs off). */
 static __always_inline int handle_folio_dirtied(struct folio *folio, struct address_space *mapping)

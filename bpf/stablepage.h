@@ -278,7 +278,7 @@ struct spt_hist_entry {
 
 /*
  * --verify's programs (loaded only with it): X(prog, category, event).
- * bpf/verify.bpf.h.
+ * bpf/verify_*.bpf.h.
  */
 #define SPT_VERIFY_POINTS(X)                                  \
 	X(tp_verify_rq_complete, block, block_rq_complete)    \

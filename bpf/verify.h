@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * --verify: types shared by bpf/verify.bpf.h and user space (user/verify*.c).
+ * --verify: types shared by bpf/verify_*.bpf.h and user space (user/verify*.c).
  * A written page's content is hashed when its write request is issued and
  * again when the request completes; a difference is a page changed in flight.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * --verify: pages changed while their write request was in flight
- * (bpf/verify.bpf.h). The counts read from the maps (verify_read.c) and
+ * (bpf/verify_*.bpf.h). The counts read from the maps (verify_read.c) and
  * their printing as text, JSON and Prometheus metrics (verify.c, pure,
  * unit-tested); report.c, prom.c call these when the run verifies.
  */
