@@ -102,19 +102,18 @@ static int prune_writers(struct stablepage_bpf *skel, struct spt_retired *r,
 	return err;
 }
 
+/* The process rows idle for the age go, but those with a writer row left:
+ * idle_for (from procs_idle(), this pass) is marked and reordered. */
 static int prune_procs(struct stablepage_bpf *skel, struct spt_retired *r,
 		       const struct proc_row *procs, size_t nprocs, const struct writer_row *w,
-		       size_t nw, double age)
+		       size_t nw, double *idle_for, double age)
 {
-	double *idle_for = calloc(nprocs ? nprocs : 1, sizeof(*idle_for));
 	double *sorted = calloc(nprocs ? nprocs : 1, sizeof(*sorted));
-	struct timespec ts;
 	int err = -ENOMEM;
 
-	if (!idle_for || !sorted)
-		goto out;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	err = procs_idle(r, procs, nprocs, w, nw, ts.tv_sec + ts.tv_nsec / 1e9, idle_for);
+	if (!sorted)
+		return err;
+	err = procs_keep_writers(procs, nprocs, w, nw, idle_for);
 	memcpy(sorted, idle_for, nprocs * sizeof(*sorted));
 	age = pressure_age(sorted, nprocs, bpf_map__max_entries(skel->maps.proc_stats), age);
 	for (size_t i = 0; !err && i < nprocs; i++) {
@@ -128,33 +127,35 @@ static int prune_procs(struct stablepage_bpf *skel, struct spt_retired *r,
 		else if (err == -ENOENT)
 			err = 0;
 	}
-out:
-	free(idle_for);
 	free(sorted);
 	return err;
 }
 
 /*
- * A process row goes only with its writer rows, so a full process map must
- * also shorten the writers' age: the age its pressure asks for, counted on
- * every process row as if none had a writer row left (procs_idle() again in
- * the same pass keeps the same idle times).
+ * How long each process row has been idle, once per pass (procs_idle()
+ * remembers the rows it saw). A process row goes only with its writer rows,
+ * so a full process map must also shorten the writers' age: the age its
+ * pressure asks for, counted on every process row as if none had a writer
+ * row left.
  */
 static int procs_pressure_age(struct stablepage_bpf *skel, struct spt_retired *r,
-			      const struct proc_row *procs, size_t nprocs, double *age)
+			      const struct proc_row *procs, size_t nprocs, double *idle_for,
+			      double *age)
 {
-	double *idle_for = calloc(nprocs ? nprocs : 1, sizeof(*idle_for));
+	double *sorted = calloc(nprocs ? nprocs : 1, sizeof(*sorted));
 	struct timespec ts;
 	int err;
 
-	if (!idle_for)
+	if (!sorted)
 		return -ENOMEM;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	err = procs_idle(r, procs, nprocs, NULL, 0, ts.tv_sec + ts.tv_nsec / 1e9, idle_for);
-	if (!err)
-		*age = pressure_age(idle_for, nprocs, bpf_map__max_entries(skel->maps.proc_stats),
+	err = procs_idle(r, procs, nprocs, ts.tv_sec + ts.tv_nsec / 1e9, idle_for);
+	if (!err) {
+		memcpy(sorted, idle_for, nprocs * sizeof(*sorted));
+		*age = pressure_age(sorted, nprocs, bpf_map__max_entries(skel->maps.proc_stats),
 				    *age);
-	free(idle_for);
+	}
+	free(sorted);
 	return err;
 }
 
@@ -162,6 +163,7 @@ int prune_rows(struct stablepage_bpf *skel, struct spt_retired *r, double age)
 {
 	struct writer_row *w = NULL;
 	struct proc_row *procs = NULL;
+	double *idle_for = NULL;
 	size_t nw = 0, nprocs = 0;
 	int err;
 
@@ -172,12 +174,14 @@ int prune_rows(struct stablepage_bpf *skel, struct spt_retired *r, double age)
 			       (void **)&w, &nw);
 	if (!err) {
 		qsort(procs, nprocs, sizeof(*procs), cmp_proc_pid);
-		err = procs_pressure_age(skel, r, procs, nprocs, &age);
+		idle_for = calloc(nprocs ? nprocs : 1, sizeof(*idle_for));
+		err = idle_for ? procs_pressure_age(skel, r, procs, nprocs, idle_for, &age) : -ENOMEM;
 	}
 	if (!err)
 		err = prune_writers(skel, r, w, &nw, procs, nprocs, (__u64)(age * 1e9));
 	if (!err)
-		err = prune_procs(skel, r, procs, nprocs, w, nw, age);
+		err = prune_procs(skel, r, procs, nprocs, w, nw, idle_for, age);
+	free(idle_for);
 	free(w);
 	free(procs);
 	return err;

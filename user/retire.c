@@ -55,16 +55,13 @@ static __u32 *writer_tgids(const struct writer_row *w, size_t n)
 	return t;
 }
 
-int procs_idle(struct spt_retired *r, const struct proc_row *rows, size_t n,
-	       const struct writer_row *writers, size_t nwriters, double now, double *idle_for)
+int procs_idle(struct spt_retired *r, const struct proc_row *rows, size_t n, double now,
+	       double *idle_for)
 {
 	struct proc_seen *seen = calloc(n ? n : 1, sizeof(*seen));
-	__u32 *tgids = writer_tgids(writers, nwriters);
 
-	if (!seen || !tgids) {
-		free(seen), free(tgids);
+	if (!seen)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n; i++) {
 		struct proc_seen *s = &seen[i], key = { .pid = rows[i].pid }, *was;
 
@@ -75,14 +72,26 @@ int procs_idle(struct spt_retired *r, const struct proc_row *rows, size_t n,
 		was = r->nseen ? bsearch(&key, r->seen, r->nseen, sizeof(key), cmp_seen) : NULL;
 		if (was && was->sig == s->sig && !memcmp(was->comm, s->comm, sizeof(s->comm)))
 			s->since = was->since;
-		idle_for[i] = bsearch(&s->pid, tgids, nwriters, sizeof(*tgids), cmp_u32) ? -1
-											   : now - s->since;
+		idle_for[i] = now - s->since;
 	}
-	free(tgids);
 	qsort(seen, n, sizeof(*seen), cmp_seen);
 	free(r->seen);
 	r->seen = seen;
 	r->nseen = n;
+	return 0;
+}
+
+int procs_keep_writers(const struct proc_row *rows, size_t n, const struct writer_row *writers,
+		       size_t nwriters, double *idle_for)
+{
+	__u32 *tgids = writer_tgids(writers, nwriters);
+
+	if (!tgids)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (bsearch(&rows[i].pid, tgids, nwriters, sizeof(*tgids), cmp_u32))
+			idle_for[i] = -1;
+	free(tgids);
 	return 0;
 }
 

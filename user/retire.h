@@ -61,12 +61,16 @@ bool writer_idle(const struct writer_row *w, __u64 now_ns, __u64 age_ns);
 
 /*
  * How long each process row has been idle: unchanged (counters and comm)
- * since the pass that first saw it so, in idle_for[i] (seconds) for rows[i];
- * -1 while it has a writer row left in writers (of nwriters), which keeps
- * it. Remembers the rows for the next pass. 0 or -ENOMEM.
+ * since the pass that first saw it so, in idle_for[i] (seconds) for rows[i].
+ * Remembers the rows for the next pass: once per pass. 0 or -ENOMEM.
  */
-int procs_idle(struct spt_retired *r, const struct proc_row *rows, size_t n,
-	       const struct writer_row *writers, size_t nwriters, double now, double *idle_for);
+int procs_idle(struct spt_retired *r, const struct proc_row *rows, size_t n, double now,
+	       double *idle_for);
+
+/* idle_for[i] = -1 (kept) for each of rows with a writer row left in
+ * writers (of nwriters). 0 or -ENOMEM. */
+int procs_keep_writers(const struct proc_row *rows, size_t n, const struct writer_row *writers,
+		       size_t nwriters, double *idle_for);
 
 /*
  * The age rows are pruned at in this pass: age, or less when the map is

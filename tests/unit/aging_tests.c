@@ -145,6 +145,12 @@ static struct proc_row proc(__u32 pid, const char *comm, __u64 write_waits)
 	return p;
 }
 
+/* idle for as long as unchanged */
+static bool idle_at(struct spt_retired *r, struct proc_row *p, double now, double *idle)
+{
+	return !procs_idle(r, p, 2, now, idle);
+}
+
 /* Idle: unchanged for the age and no writer row left. */
 static void test_procs_idle(void)
 {
@@ -153,13 +159,16 @@ static void test_procs_idle(void)
 	struct writer_row w = writer(7, 200, 12, 1, 1, 1);
 	double idle[2];
 
-	CHECK(!procs_idle(&r, p, 2, &w, 1, 10.0, idle) && idle[0] == 0 && idle[1] < 0);
-	CHECK(!procs_idle(&r, p, 2, &w, 1, 14.9, idle) && idle[0] < 5.0 && idle[1] < 0);
-	CHECK(!procs_idle(&r, p, 2, &w, 1, 15.0, idle) && idle[0] >= 5.0 && idle[1] < 0);
+	CHECK(idle_at(&r, p, 10.0, idle) && idle[0] == 0 && idle[1] == 0);
+	CHECK(!procs_keep_writers(p, 2, &w, 1, idle) && idle[0] == 0 && idle[1] < 0);
+	CHECK(idle_at(&r, p, 14.9, idle) && idle[0] < 5.0 && idle[1] < 5.0);
+	CHECK(idle_at(&r, p, 15.0, idle) && idle[0] >= 5.0 && idle[1] >= 5.0);
+	CHECK(!procs_keep_writers(p, 2, &w, 1, idle) && idle[0] >= 5.0 && idle[1] < 0);
 	/* a counter moved: the age counts again from now */
 	p[0].s.waits[SPT_KIND_WRITE] = 2;
-	CHECK(!procs_idle(&r, p, 2, &w, 1, 16.0, idle) && idle[0] == 0);
-	CHECK(!procs_idle(&r, p, 2, NULL, 0, 21.0, idle) && idle[0] >= 5.0 && idle[1] >= 5.0);
+	CHECK(idle_at(&r, p, 16.0, idle) && idle[0] == 0 && idle[1] >= 6.0);
+	CHECK(idle_at(&r, p, 21.0, idle) && idle[0] >= 5.0 && idle[1] >= 5.0);
+	CHECK(!procs_keep_writers(p, 2, NULL, 0, idle) && idle[0] >= 5.0 && idle[1] >= 5.0);
 	retired_free(&r);
 }
 
