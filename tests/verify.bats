@@ -106,6 +106,27 @@ assert_pages_accounted() {
 	assert_detached
 }
 
+@test "--delta --verify: each interval's verify counts, adding up to the summary's" {
+	verified G "" --verify=1 --delta 0.5
+	run jq -s -e '[.[] | select(.type == "interval")] | length >= 2 and all(.delta)' "$TRACE_OUT"
+	assert_output true
+	# The counters and the rows are sums of the deltas; pages in flight a state.
+	for key in requests_seen requests_sampled pages_seen pages_verified pages_changed \
+		pages_unverified; do
+		run jq -s -e --arg k "$key" '([.[] | select(.type == "interval") | .verify[$k]] | add)
+			== (.[-1].verify[$k])' "$TRACE_OUT"
+		[ "$output" = true ] || { echo "$key: deltas do not add up"; return 1; }
+	done
+	run jq -s -e '([.[] | select(.type == "interval") | .verify.devices[] |
+			select(.kind == "direct") | .changed] | add) ==
+		(.[-1].verify.devices | map(select(.kind == "direct") | .changed) | add)' "$TRACE_OUT"
+	assert_output true
+	run jq -s -e '.[-2].verify.pages_in_flight == .[-1].verify.pages_in_flight' "$TRACE_OUT"
+	assert_output true
+	assert_pages_accounted
+	assert_detached
+}
+
 @test "--verify (1 in 16): requests sampled, pages counted; promtool accepts the metrics" {
 	local prom=$BATS_TEST_TMPDIR/spt.prom
 	verified B "" --verify --prom-file "$prom"

@@ -11,8 +11,9 @@
  * violations still in flight, the waits going on, a device's stable
  * writes, names). A histogram's delta is its slots', count's and sum's
  * differences: the samples that ended in the interval. Rows with nothing
- * new drop out, except the devices, which every report lists. Pure: no
- * I/O, unit-tested in tests/unit.
+ * new drop out, except the devices, which every report lists. --verify's
+ * counts are subtracted the same way (its pages in flight are a state).
+ * Pure: no I/O, unit-tested in tests/unit.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@
 
 /* struct spt_totals is __u64 counters only: subtracted member by member. */
 _Static_assert(sizeof(struct spt_totals) % sizeof(__u64) == 0, "spt_totals: __u64 counters only");
+_Static_assert(sizeof(struct spt_verify_totals) % sizeof(__u64) == 0,
+	       "spt_verify_totals: __u64 counters only");
 
 static void sub_u64s(__u64 *to, const __u64 *from, size_t n)
 {
@@ -79,15 +82,6 @@ static int cmp_hist_key(const void *pa, const void *pb)
 	if (a->key.type != b->key.type)
 		return a->key.type < b->key.type ? -1 : 1;
 	return a->key.kind < b->key.kind ? -1 : a->key.kind > b->key.kind;
-}
-
-void summary_sort_by_key(struct spt_summary *s)
-{
-	qsort(s->devs, s->ndevs, sizeof(*s->devs), cmp_dev_key);
-	qsort(s->procs, s->nprocs, sizeof(*s->procs), cmp_proc_key);
-	qsort(s->files, s->nfiles, sizeof(*s->files), cmp_file_key);
-	qsort(s->cgroups, s->ncgroups, sizeof(*s->cgroups), cmp_cgroup_key);
-	qsort(s->hists, s->nhists, sizeof(*s->hists), cmp_hist_key);
 }
 
 /* The rows of cur minus their rows in prev (sorted by key), in cur's order,
@@ -202,6 +196,140 @@ static int delta_rows(struct spt_summary *d, const struct spt_summary *cur,
 	return 0;
 }
 
+static int cmp_verify_dev_key(const void *pa, const void *pb)
+{
+	const struct verify_dev_row *a = pa, *b = pb;
+
+	if (a->key.dev != b->key.dev)
+		return a->key.dev < b->key.dev ? -1 : 1;
+	return a->key.kind < b->key.kind ? -1 : a->key.kind > b->key.kind;
+}
+
+static int cmp_verify_change_key(const void *pa, const void *pb)
+{
+	const struct spt_verify_change_key *a = &((const struct verify_change_row *)pa)->key,
+					   *b = &((const struct verify_change_row *)pb)->key;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->tgid != b->tgid)
+		return a->tgid < b->tgid ? -1 : 1;
+	if (a->file_dev != b->file_dev)
+		return a->file_dev < b->file_dev ? -1 : 1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+static void sub_verify_dev(struct verify_dev_row *r, const struct verify_dev_row *p)
+{
+	r->s.verified -= p->s.verified;
+	r->s.changed -= p->s.changed;
+	r->s.unverified -= p->s.unverified;
+}
+
+static bool verify_dev_nonzero(const struct verify_dev_row *r)
+{
+	return r->s.verified || r->s.changed || r->s.unverified;
+}
+
+/* The latest offset, the comm: states, as now. */
+static void sub_verify_change(struct verify_change_row *r, const struct verify_change_row *p)
+{
+	r->v.pages -= p->v.pages;
+}
+
+static bool verify_change_nonzero(const struct verify_change_row *r)
+{
+	return r->v.pages != 0;
+}
+
+static int verify_delta_rows(struct spt_verify_summary *d, const struct spt_verify_summary *cur,
+			     const struct spt_verify_summary *prev)
+{
+	DELTA_ROWS(d, cur, prev, devs, ndevs, cmp_verify_dev_key, sub_verify_dev,
+		   verify_dev_nonzero);
+	DELTA_ROWS(d, cur, prev, changes, nchanges, cmp_verify_change_key, sub_verify_change,
+		   verify_change_nonzero);
+	return 0;
+}
+
+/* d->verify_own = cur - prev (NULL: nothing before), d->verify pointing to it. */
+static int delta_verify(struct spt_summary *d, const struct spt_verify_summary *cur,
+			const struct spt_verify_summary *prev)
+{
+	static const struct spt_verify_summary none;
+	struct spt_verify_summary *v = calloc(1, sizeof(*v));
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	d->verify_own = v;
+	*v = *cur;
+	v->devs = NULL, v->ndevs = 0;
+	v->changes = NULL, v->nchanges = 0;
+	prev = prev ? prev : &none;
+	sub_u64s((__u64 *)&v->totals, (const __u64 *)&prev->totals,
+		 sizeof(v->totals) / sizeof(__u64));
+	err = verify_delta_rows(v, cur, prev);
+	/* cur's paths, as the files': resolved again for the delta's top rows */
+	for (size_t i = 0; i < v->nchanges; i++)
+		v->changes[i].path = NULL;
+	if (err)
+		return err;
+	verify_sort(v);
+	d->verify = v;
+	return 0;
+}
+
+static void *dup_rows(const void *rows, size_t n, size_t size)
+{
+	void *to = calloc(n ? n : 1, size);
+
+	if (to && n)
+		memcpy(to, rows, n * size);
+	return to;
+}
+
+/* s->verify's counts, kept by s itself (no paths: a prev's are not printed). */
+static int keep_verify(struct spt_summary *s)
+{
+	const struct spt_verify_summary *from = s->verify;
+	struct spt_verify_summary *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	*v = *from;
+	v->devs = dup_rows(from->devs, from->ndevs, sizeof(*from->devs));
+	v->changes = dup_rows(from->changes, from->nchanges, sizeof(*from->changes));
+	if (!v->devs || !v->changes) {
+		free(v->devs), free(v->changes), free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < v->nchanges; i++)
+		v->changes[i].path = NULL;
+	s->verify_own = v;
+	return 0;
+}
+
+int summary_sort_by_key(struct spt_summary *s)
+{
+	qsort(s->devs, s->ndevs, sizeof(*s->devs), cmp_dev_key);
+	qsort(s->procs, s->nprocs, sizeof(*s->procs), cmp_proc_key);
+	qsort(s->files, s->nfiles, sizeof(*s->files), cmp_file_key);
+	qsort(s->cgroups, s->ncgroups, sizeof(*s->cgroups), cmp_cgroup_key);
+	qsort(s->hists, s->nhists, sizeof(*s->hists), cmp_hist_key);
+	if (!s->verify_own && s->verify && keep_verify(s))
+		return -ENOMEM;
+	if (s->verify_own) {
+		struct spt_verify_summary *v = s->verify_own;
+
+		qsort(v->devs, v->ndevs, sizeof(*v->devs), cmp_verify_dev_key);
+		qsort(v->changes, v->nchanges, sizeof(*v->changes), cmp_verify_change_key);
+	}
+	return 0;
+}
+
 int summary_delta(struct spt_summary *d, const struct spt_summary *cur,
 		  const struct spt_summary *prev)
 {
@@ -213,6 +341,7 @@ int summary_delta(struct spt_summary *d, const struct spt_summary *cur,
 	d->files = NULL, d->nfiles = 0;
 	d->cgroups = NULL, d->ncgroups = 0;
 	d->hists = NULL, d->nhists = 0;
+	d->verify = NULL, d->verify_own = NULL;
 	d->delta = true;
 	d->duration_s = cur->duration_s - prev->duration_s;
 	d->paused_s = cur->paused_s - prev->paused_s;
@@ -232,5 +361,5 @@ int summary_delta(struct spt_summary *d, const struct spt_summary *cur,
 	sort_procs(d->procs, d->nprocs);
 	sort_files(d->files, d->nfiles);
 	sort_cgroups(d->cgroups, d->ncgroups);
-	return 0;
+	return cur->verify ? delta_verify(d, cur->verify, prev->verify_own) : 0;
 }

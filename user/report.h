@@ -88,6 +88,9 @@ struct spt_summary {
 	const char *hold_action, *write_hold;
 	/* --verify only, else NULL (verify_user.h) */
 	const struct spt_verify_summary *verify;
+	/* Owned (summary_free): a --delta's own verify counts (summary_delta), or
+	 * those a delta's previous snapshot keeps, by key (summary_sort_by_key). */
+	struct spt_verify_summary *verify_own;
 	/* --row-age: the counts of rows aged out (retire.h), else NULL */
 	const struct spt_retired *retired;
 };

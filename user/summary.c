@@ -187,6 +187,20 @@ int summary_read(struct stablepage_bpf *skel, struct spt_summary *s, size_t top)
 	return 0;
 }
 
+/* A --delta's own verify rows: the paths of its top changes. */
+static void resolve_verify_own(struct spt_verify_summary *v, size_t top)
+{
+	for (size_t i = 0; i < v->nchanges && i < top; i++) {
+		struct verify_change_row *c = &v->changes[i];
+		const char *p;
+
+		if (c->path || !c->key.ino)
+			continue;
+		p = resolve_path(c->key.file_dev, c->key.ino, c->v.generation);
+		c->path = p ? strdup(p) : NULL;
+	}
+}
+
 void summary_resolve(struct spt_summary *s, size_t top)
 {
 	for (size_t i = 0; i < s->nfiles && i < top; i++) {
@@ -206,6 +220,8 @@ void summary_resolve(struct spt_summary *s, size_t top)
 		p = resolve_cgroup(s->cgroups[i].id);
 		s->cgroups[i].path = p ? strdup(p) : NULL;
 	}
+	if (s->verify_own)
+		resolve_verify_own(s->verify_own, top);
 }
 
 void summary_free(struct spt_summary *s)
@@ -219,5 +235,8 @@ void summary_free(struct spt_summary *s)
 	free(s->procs);
 	free(s->files);
 	free(s->hists);
+	if (s->verify_own)
+		verify_free(s->verify_own);
+	free(s->verify_own);
 	memset(s, 0, sizeof(*s));
 }

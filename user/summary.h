@@ -37,7 +37,8 @@ int percpu_sum_u64(const struct bpf_map *map, void *sum, size_t size);
  * summary_free either way. */
 int summary_read(struct stablepage_bpf *skel, struct spt_summary *s, size_t top);
 void summary_free(struct spt_summary *s);
-/* The paths of the top files and of the cgroups, where not resolved yet. */
+/* The paths of the top files and of the cgroups, and of a delta's own top
+ * verify changes (verify_own), where not resolved yet. */
 void summary_resolve(struct spt_summary *s, size_t top);
 
 #endif

@@ -212,3 +212,12 @@ void prom_verify(FILE *f, const struct spt_verify_summary *v)
 		   "counter\nstablepage_verify_requests_sampled_total %llu\n",
 		(unsigned long long)v->totals.requests_sampled);
 }
+
+void verify_free(struct spt_verify_summary *v)
+{
+	for (size_t i = 0; i < v->nchanges; i++)
+		free(v->changes[i].path);
+	free(v->devs);
+	free(v->changes);
+	memset(v, 0, sizeof(*v));
+}

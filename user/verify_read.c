@@ -43,12 +43,3 @@ int verify_read(struct stablepage_bpf *skel, unsigned int every, struct spt_veri
 	}
 	return 0;
 }
-
-void verify_free(struct spt_verify_summary *v)
-{
-	for (size_t i = 0; i < v->nchanges; i++)
-		free(v->changes[i].path);
-	free(v->devs);
-	free(v->changes);
-	memset(v, 0, sizeof(*v));
-}

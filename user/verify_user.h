@@ -47,10 +47,12 @@ void print_verify_text(FILE *f, const struct spt_verify_summary *v, size_t top);
 void print_verify_json(FILE *f, const struct spt_verify_summary *v, size_t top);
 void prom_verify(FILE *f, const struct spt_verify_summary *v);
 
+/* The rows and their paths (not v itself). */
+void verify_free(struct spt_verify_summary *v);
+
 /* verify_read.c: the maps into *v (and the paths of the first top rows). */
 struct stablepage_bpf;
 int verify_read(struct stablepage_bpf *skel, unsigned int every, struct spt_verify_summary *v,
 		size_t top);
-void verify_free(struct spt_verify_summary *v);
 
 #endif

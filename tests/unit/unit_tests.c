@@ -1148,6 +1148,9 @@ static void free_rows(struct spt_summary *s)
 	free(s->files);
 	free(s->cgroups);
 	free(s->hists);
+	if (s->verify_own)
+		verify_free(s->verify_own);
+	free(s->verify_own);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -1193,6 +1196,60 @@ static void test_delta(void)
 		summary_sort_by_key(&prev);
 	}
 	CHECK(sum_v == 30 && sum_slot == 12 && sum_proc == 30 && sum_cg == 30);
+	free_rows(&prev);
+}
+
+/* A --verify snapshot: totals, one device row, one change row per pid given. */
+static struct spt_verify_summary verify_snap(__u64 n, __u32 pid_a, __u32 pid_b)
+{
+	struct spt_verify_summary v = { .every = 16, .located = true, .pending = 3 };
+
+	v.totals.requests_seen = 16 * n, v.totals.requests_sampled = n;
+	v.totals.pages_verified = 4 * n, v.totals.pages_changed = n;
+	v.devs = calloc(1, sizeof(*v.devs)), v.ndevs = 1;
+	v.devs[0].key.dev = 7 << 20, v.devs[0].key.kind = SPT_PAGE_MMAP;
+	v.devs[0].s.verified = 4 * n, v.devs[0].s.changed = n;
+	v.changes = calloc(2, sizeof(*v.changes));
+	v.changes[v.nchanges].key.tgid = pid_a, v.changes[v.nchanges++].v.pages = n;
+	if (pid_b)
+		v.changes[v.nchanges].key.tgid = pid_b, v.changes[v.nchanges++].v.pages = n;
+	v.changes[0].path = strdup("/mnt/a"); /* cur's to free, never the delta's */
+	return v;
+}
+
+/* --delta: verify's counts per interval too; its pages in flight a state. */
+static void test_delta_verify(void)
+{
+	struct spt_verify_summary v[3] = { verify_snap(2, 40, 0), verify_snap(5, 40, 41),
+					    verify_snap(5, 40, 41) };
+	struct spt_summary prev = {}, cur, d;
+	__u64 sum_changed = 0, sum_dev = 0;
+
+	for (int i = 0; i < 3; i++) {
+		cur = (struct spt_summary){ .ts = 100 + i, .verify = &v[i] };
+		CHECK(summary_delta(&d, &cur, &prev) == 0 && d.verify && d.verify == d.verify_own);
+		CHECK(d.verify != cur.verify && d.verify->pending == 3 && d.verify->every == 16);
+		CHECK(d.verify->nchanges == 0 || d.verify->changes[0].path == NULL);
+		sum_changed += d.verify->totals.pages_changed;
+		sum_dev += d.verify->ndevs ? d.verify->devs[0].s.changed : 0;
+		if (i == 0)
+			CHECK(d.verify->totals.requests_seen == 32 && d.verify->nchanges == 1);
+		if (i == 1) /* pid 40: 2 -> 5, pid 41 new: 5, sorted by pages */
+			CHECK(d.verify->totals.pages_verified == 12 && d.verify->nchanges == 2 &&
+			      d.verify->changes[0].key.tgid == 41 && d.verify->changes[0].v.pages == 5 &&
+			      d.verify->changes[1].v.pages == 3);
+		if (i == 2) /* nothing new: no rows, zero counts */
+			CHECK(d.verify->ndevs == 0 && d.verify->nchanges == 0 &&
+			      d.verify->totals.pages_changed == 0);
+		free_rows(&d);
+		free_rows(&prev);
+		prev = cur;
+		CHECK(summary_sort_by_key(&prev) == 0 && prev.verify_own &&
+		      prev.verify_own->nchanges == v[i].nchanges);
+		prev.verify = NULL; /* as the tracer does: its verify summary is freed */
+		verify_free(&v[i]);
+	}
+	CHECK(sum_changed == 5 && sum_dev == 5);
 	free_rows(&prev);
 }
 
@@ -1353,6 +1410,7 @@ int main(void)
 	test_options_cli();
 	test_fold_cgroups();
 	test_delta();
+	test_delta_verify();
 	test_prom_cgroups();
 	test_summary_json_time();
 	report_tests();
