@@ -35,12 +35,12 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 
 USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o help.o plan.o points.o tracer.o apply_plan.o events.o \
-	summary.o hold_glue.o report.o rows.o resolve.o parse.o json.o prom.o \
+	summary.o hold_glue.o report.o report_json.o rows.o resolve.o parse.o json.o prom.o \
 	enforce.o remount.o mountspec.o probe.o features.o delta.o msg.o escape.o hold.o guardian.o \
 	jsonread.o runfile.o html.o htmlreport.o htmltables.o hold_record.o privs.o verify.o \
 	verify_read.o promdevs.o retire.o prune.o)
 # The pure user-space parts: linked into the unit tests and the fuzz harnesses.
-PURE_OBJS := report.o rows.o parse.o json.o prom.o hold.o options.o help.o plan.o points.o resolve.o msg.o \
+PURE_OBJS := report.o report_json.o rows.o parse.o json.o prom.o hold.o options.o help.o plan.o points.o resolve.o msg.o \
 	escape.o delta.o jsonread.o runfile.o html.o htmlreport.o htmltables.o verify.o promdevs.o \
 	retire.o mountspec.o
 UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report_tests.o aging_tests.o mountspec_tests.o \

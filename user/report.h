@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The summary read from the maps, its rows (rows.c) and its printing (report.c):
- * pure functions, unit-tested in tests/unit. */
+/* The summary read from the maps, its rows (rows.c) and its printing (text:
+ * report.c, JSON: report_json.c): pure functions, unit-tested in tests/unit. */
 #ifndef SPT_REPORT_H
 #define SPT_REPORT_H
 
@@ -138,6 +138,18 @@ bool hist_per_device(__u16 type);
 void hist_set_count(struct spt_hist *h);
 /* Samples in the histograms of this type (and kind, unless kind < 0). */
 __u64 hists_count(const struct spt_summary *s, int type, int kind);
+
+/* Shared by report.c and report_json.c: "MAJ:MIN" of a kernel dev_t, as
+ * every report spells a device; an inode as shown (a device's own page
+ * cache has no inode of a filesystem: 0). */
+void format_majmin(char buf[16], __u32 dev);
+__u64 shown_ino(__u64 ino);
+
+/* The rows a report lists: --top of n. */
+static inline size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
 
 /* biolatency-style log2 histogram of microseconds. */
 void print_log2_hist(FILE *f, const __u64 slots[SPT_HIST_SLOTS]);
