@@ -9,11 +9,14 @@
                                        the array
   blocks.py scrub DEV PID FILE         blocks of FILE that fail to read from
                                        DEV (its filesystem's device), read
-                                       again and again until PID exits: a
-                                       mismatch that a rewrite will repair
+                                       again and again until PID exits (0:
+                                       once): a mismatch that a rewrite
+                                       will repair
   blocks.py owners MNT < BLOCKS        each block (read from stdin, one a
-                                       line) as "BLOCK INO PAGE" of the
-                                       regular file under MNT that holds it
+                                       line: "BLOCK" or "BLOCK SECTOR") as
+                                       "BLOCK INO PAGE" of the regular file
+                                       under MNT that holds SECTOR, else the
+                                       block's first sector in a file
                                        (FIEMAP via filefrag), or "BLOCK - -"
 
 Reads go around the page cache (O_DIRECT) so that the device's own check
@@ -103,33 +106,52 @@ def alive(pid):
     return os.path.exists(f'/proc/{pid}')
 
 
+def file_blocks(path):
+    return sorted({s * 512 // BLOCK for phys, n, _, _ in file_extents(path)
+                   for s in range(phys, phys + n, BLOCK // 512)})
+
+
 def scrub(dev, pid, path):
-    # the file's blocks, once it has them (wac makes it as it starts)
+    # the file's blocks, once it has them (wac makes it as it starts);
+    # pid 0: one pass
     blocks = []
-    while not blocks and alive(pid):
+    while not blocks and (pid == '0' or alive(pid)):
         if os.path.exists(path):
-            blocks = sorted({s * 512 // BLOCK for phys, n, _, _ in file_extents(path)
-                             for s in range(phys, phys + n, BLOCK // 512)})
-        if not blocks:
+            blocks = file_blocks(path)
+        if not blocks and pid != '0':
             time.sleep(0.05)
     fd, one, seen = direct_fd(dev), mmap.mmap(-1, BLOCK), set()
-    while alive(pid):
+    while True:
         for b in blocks:
             if b not in seen and read_at(fd, one, b * BLOCK) is None:
                 seen.add(b)
                 print(b, flush=True)
+        if pid == '0' or not alive(pid):
+            break
+
+
+def owner_of(sector, exts):
+    for phys, length, ino, logical in exts:
+        if phys <= sector < phys + length:
+            return f'{ino} {(logical + sector - phys) * 512 // BLOCK}'
+    return None
 
 
 def owners(mnt):
     exts = extents(mnt)
     for line in sys.stdin:
-        block = int(line)
-        sector = block * (BLOCK // 512)
-        owner = '- -'
-        for phys, length, ino, logical in exts:
-            if phys <= sector < phys + length:
-                owner = f'{ino} {(logical + sector - phys) * 512 // BLOCK}'
-                break
+        words = line.split()
+        block = int(words[0])
+        # the sector the device named (DIX: the first bad one), else the
+        # block's first sector in a file: with 1 KiB filesystem blocks a
+        # 4 KiB block of the device can start outside a file (ext4's file
+        # at fs block 4n+1) and hold a file page's first sectors
+        if len(words) > 1:
+            sectors = [int(words[1])]
+        else:
+            first = block * (BLOCK // 512)
+            sectors = range(first, first + BLOCK // 512)
+        owner = next((o for o in map(lambda s: owner_of(s, exts), sectors) if o), '- -')
         print(block, owner)
 
 

@@ -59,12 +59,14 @@ cell_bad_blocks() {
 	local off bad=$CELL_DIR/bad
 	case $1 in
 	dix)
-		# the first bad sector of each failed command
+		# the first bad sector of each failed command: "BLOCK SECTOR",
+		# a block's lowest bad sector (blocks.py owners maps it)
 		CELL_ERRORS=$(guard_failures)
 		dmesg | awk '/spt-lab: dix_disk / { n = 0 }
 			/GUARD check failed on sector/ { s[n++] = $0 }
 			END { for (i = 0; i < n; i++) print s[i] }' |
-			sed -n 's/.*on sector \([0-9]*\).*/\1/p' | awk '{ print int($1 / 8) }' | sort -un > "$bad"
+			sed -n 's/.*on sector \([0-9]*\).*/\1/p' | awk '{ print int($1 / 8), $1 }' |
+			sort -k1,1n -k2,2n | sort -k1,1n -u > "$bad"
 		;;
 	integrity)
 		python3 "$LAB/blocks.py" bad "/dev/$INT_DISK" > "$bad"
@@ -126,6 +128,10 @@ cell() {
 	: > "$CELL_DIR/scrub"
 	[ "$kind" = integrity ] && cell_scrub "$wac" "$target"
 	wait "$wac"
+	# before the sync: a page whose last write raced and that its change
+	# dirtied again still has that block on disk until it is written back
+	[ "$kind" = integrity ] && [ "$profile" != M ] &&
+		python3 "$LAB/blocks.py" scrub "/dev/$INT_DISK" 0 "$target" >> "$CELL_DIR/scrub"
 	ops=$(sed -n 's/.*ops_per_s=\([0-9]*\).*/\1/p' "$CELL_DIR/wac.out")
 	# written back (a failed write's error reported here is the point)
 	sync -f "$MNT" 2> /dev/null || true
