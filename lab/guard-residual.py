@@ -26,7 +26,7 @@ def parse(lines):
     d = defaultdict(list)
     for line in lines:
         tag, _, rest = line.partition('| ')
-        if tag in ('rq', 'guard', 'ev', 'ext', 'jnl', 'bs', 'clk', 'sum'):
+        if tag in ('rq', 'guard', 'ev', 'ext', 'jnl', 'bs', 'clk', 'sum', 'kw'):
             d[tag].append(rest.strip())
     return d
 
@@ -94,9 +94,12 @@ def main(argv):
           f'would_stall_untimed {s.get("would_stall_untimed")}, '
           f'changed {s.get("verify", {}).get("pages_changed")}')
     print(f'pages of failed requests by owner: {dict(kinds)}')
+    # (only with the queueing times: a fixed window overlaps anything)
+    timed = bool(d['rq']) and all(int(r.split()[4]) for r in d['rq'])
     print(f'requests with a violated page in flight {sum(bool(r[5]) for r in rqs)}; '
           f'violated pages in them {sum(len(r[5]) for r in rqs)}; '
-          f'of those again in a later failed request of the same cycle {twice}')
+          f'of those again in a failed request in flight with it {twice if timed else "n/a"}; '
+          f'writeback started on a dirty page {len(d["kw"])}')
     for end, sector, nr, err, owners, seen, start in sorted(rqs):
         print(f'rq {end:.6f} ({(end - start) * 1000:.1f} ms) sector {sector} +{nr} err {err} '
               f'owners {" ".join(map(str, owners))} violated {" ".join(map(str, seen)) or "-"}')
