@@ -47,7 +47,7 @@ UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report_tests.o aging_tests.o m
 	$(PURE_OBJS))
 
 .PHONY: all clean deps demo test test-host unit install uninstall deb vmlinux bench bench-progs \
-	bench-switch bench-verify bench-soak vmtest matrix
+	bench-switch bench-verify bench-soak bench-grid vmtest matrix
 # The product: the tool, the workload generator, the list of the tool's
 # BPF programs (for the tests and benchmarks).
 all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/attach-points.txt
@@ -55,7 +55,7 @@ all: $(OUTPUT)/stablepage-trace $(OUTPUT)/wac $(OUTPUT)/attach-points.txt
 # The benchmarks' helpers (bench/) and the lab's reproducer (lab/); the
 # tests run the benchmarks' harnesses too.
 BENCH_TOOLS := $(addprefix $(OUTPUT)/, progcost switchcost pausebench emptyprogs.bpf.o \
-	waitstable-tramp.bpf.o soakcount soakspawn)
+	waitstable-tramp.bpf.o soakcount soakspawn gridload)
 .PHONY: bench-tools
 bench-tools: $(BENCH_TOOLS)
 
@@ -227,6 +227,13 @@ bench-switch:
 # What --verify costs at sampling rates 1, 16 and 256 (docs/performance.md).
 bench-verify: all
 	$(Q)bench/bench-verify.sh $(OUTPUT)
+
+# Issue 30's grid: violation density x request size x writers x write/mmap,
+# quiet and json, --verify rates on the dense points; ratios in alternating
+# windows, bpf_stats per program and the completion walk per page.
+bench-grid:
+	$(Q)$(MAKE) --no-print-directory all bench-tools
+	$(Q)bench/grid.sh $(OUTPUT)
 
 # The exporter left running for SOAK_SECONDS (600) while SOAK_WRITERS (64)
 # writers and SOAK_SPAWNS (50000) short-lived ones write: counts against an
