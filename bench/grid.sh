@@ -24,8 +24,8 @@
 # Asserts no timing.
 # Environment: GRID_RUNS (2: window runs per point and configuration),
 # GRID_PAIRS (10 pairs a run), GRID_WINDOW_MS (200), GRID_SETTLE_MS (30),
-# GRID_WARMUP_MS (500), GRID_CONTROL (1: the control at every point; 0
-# none), GRID_DENSITIES ("sparse dense none"), GRID_PAGES ("1 16 256"),
+# GRID_WARMUP_MS (500), GRID_CONTROL (1: the control at every point in the
+# first run; all: in every run; 0: none), GRID_DENSITIES ("sparse dense none"), GRID_PAGES ("1 16 256"),
 # GRID_WRITERS ("1 4"), GRID_PATHS ("write mmap"), GRID_CONFIGS ("quiet
 # json"), GRID_VERIFY_RATES ("1 16 256"; "" for none), GRID_STATS_SECS (2;
 # 0 skips the bpf_stats runs), GRID_ATTACH_MODE (auto), GRID_RAW (a directory
@@ -34,7 +34,7 @@ set -euo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "bench-grid: needs root: sudo make bench-grid" >&2; exit 1; }
-runs=${GRID_RUNS:-2} pairs=${GRID_PAIRS:-10} window_ms=${GRID_WINDOW_MS:-200}
+runs=${GRID_RUNS:-2} pairs=${GRID_PAIRS:-8} window_ms=${GRID_WINDOW_MS:-200}
 settle_ms=${GRID_SETTLE_MS:-30} warmup_ms=${GRID_WARMUP_MS:-500} control=${GRID_CONTROL:-1}
 densities=${GRID_DENSITIES:-sparse dense none} page_counts=${GRID_PAGES:-1 16 256}
 writer_counts=${GRID_WRITERS:-1 4} paths=${GRID_PATHS:-write mmap}
@@ -90,9 +90,12 @@ set_load() {
 	fi
 }
 
-# The configurations of a point (none first when controls are on).
+# point_configs RUN DENSITY: the configurations of a point in that run.
 point_configs() {
-	[ "$control" = 1 ] && echo none
+	if [ "$control" = all ] || { [ "$control" = 1 ] && [ "$1" = 1 ]; }; then
+		echo none
+	fi
+	shift
 	echo "$configs" | tr ' ' '\n' | grep .
 	if [ "$1" = dense ]; then
 		for v in $rates; do echo "v$v"; done
@@ -168,7 +171,7 @@ i=0
 for run in $(seq "$runs"); do
 	for point in "${grid[@]}"; do
 		# shellcheck disable=SC2086,SC2046
-		for cfg in $(rotation "$i" $(point_configs $point)); do
+		for cfg in $(rotation "$i" $(point_configs "$run" $point)); do
 			window_run "$point" "$cfg" "$run"
 		done
 		i=$((i + 1))
