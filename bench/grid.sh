@@ -23,9 +23,10 @@
 # violations per page written, and the completed-request walk's ns per page.
 # Asserts no timing.
 # Environment: GRID_RUNS (2: window runs per point and configuration),
-# GRID_PAIRS (10 pairs a run), GRID_WINDOW_MS (200), GRID_SETTLE_MS (30),
-# GRID_WARMUP_MS (500), GRID_CONTROL (1: the control at every point in the
-# first run; all: in every run; 0: none), GRID_DENSITIES ("sparse dense none"), GRID_PAGES ("1 16 256"),
+# GRID_PAIRS (8 pairs a run), GRID_WINDOW_MS (200), GRID_SETTLE_MS (30),
+# GRID_WARMUP_MS (500), GRID_CONTROL (1: the control at every point in
+# the first run; all: in every run; 0: none), GRID_DENSITIES ("sparse dense
+# none"), GRID_PAGES ("1 16 256"),
 # GRID_WRITERS ("1 4"), GRID_PATHS ("write mmap"), GRID_CONFIGS ("quiet
 # json"), GRID_VERIFY_RATES ("1 16 256"; "" for none), GRID_STATS_SECS (2;
 # 0 skips the bpf_stats runs), GRID_ATTACH_MODE (auto), GRID_RAW (a directory
