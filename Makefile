@@ -228,7 +228,7 @@ bench-switch:
 bench-verify: all
 	$(Q)bench/bench-verify.sh $(OUTPUT)
 
-# Issue 30's grid: violation density x request size x writers x write/mmap,
+# The cost grid: violation density x request size x writers x write/mmap,
 # quiet and json, --verify rates on the dense points; ratios in alternating
 # windows, bpf_stats per program and the completion walk per page.
 bench-grid:
