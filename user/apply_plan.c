@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The plan applied to the opened skeleton, by the skeleton's fields (a
- * renamed program or variable fails the build, not the run); and the
+ * renamed program, map or variable fails the build, not the run); and the
  * tests' knobs.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include "apply_plan.h"
 #include "probe.h"
@@ -31,6 +32,25 @@ static void skel_progs(struct stablepage_bpf *skel, struct bpf_program *progs[SP
 #undef SPT_X_VERIFY
 #undef SPT_X_FIXED
 #undef SPT_X_MKWRITE
+}
+
+/* The maps the run does not use, at their minimum: 1 entry; a ring
+ * buffer's is one page. The kernel charges each map by its size (memlock),
+ * used or not. */
+static void shrink_unused_maps(struct stablepage_bpf *skel, const struct spt_plan *p)
+{
+	struct bpf_map *maps[SPT_NMAPS] = {
+#define SPT_X_MAP(name) [SPT_MAP_##name] = skel->maps.name,
+		SPT_MAPS(SPT_X_MAP)
+#undef SPT_X_MAP
+	};
+
+	for (size_t i = 0; i < SPT_NMAPS; i++) {
+		bool ring = bpf_map__type(maps[i]) == BPF_MAP_TYPE_RINGBUF;
+
+		if (!p->map_used[i])
+			bpf_map__set_max_entries(maps[i], ring ? sysconf(_SC_PAGESIZE) : 1);
+	}
 }
 
 static void apply_rodata(struct stablepage_bpf *skel, const struct spt_rodata *r)
@@ -82,6 +102,7 @@ void apply_plan(struct stablepage_bpf *skel, const struct spt_plan *p)
 		skel->rodata->ksym_page_offset_base = probe_kallsyms_addr("page_offset_base");
 		skel->rodata->ksym_vmemmap_base = probe_kallsyms_addr("vmemmap_base");
 	}
+	shrink_unused_maps(skel, p);
 	skel_progs(skel, progs);
 	for (size_t i = 0; i < SPT_NPROGS; i++) {
 		bpf_program__set_autoload(progs[i], p->load[i]);

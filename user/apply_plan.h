@@ -7,7 +7,7 @@
 
 struct stablepage_bpf;
 
-/* .rodata, and each program's autoload and autoattach. */
+/* .rodata, each program's autoload and autoattach, the unused maps' sizes. */
 void apply_plan(struct stablepage_bpf *skel, const struct spt_plan *p);
 
 /* For tests only: the environment variables that shrink maps. */

@@ -10,6 +10,12 @@
 
 #define FENTRY_PROG(i) (SPT_PROG_FENTRY0 + (i))
 
+const char *const spt_map_names[SPT_NMAPS] = {
+#define SPT_X_MAP(name) [SPT_MAP_##name] = #name,
+	SPT_MAPS(SPT_X_MAP)
+#undef SPT_X_MAP
+};
+
 static bool holding(const struct options *o)
 {
 	return o->cmd == CMD_ENFORCE && !o->native;
@@ -177,6 +183,36 @@ static void plan_verify(const struct options *o, struct spt_plan *p)
 	p->load[SPT_PROG_tp_verify_bio_queue] = p->attach[SPT_PROG_tp_verify_bio_queue] = on;
 }
 
+/*
+ * Which maps the programs planned can reach (the .rodata switches make
+ * the verifier drop the other paths; user space follows the same
+ * switches). Every other map is in use: the counts, the histograms, the
+ * violations in flight.
+ */
+static void plan_maps(const struct spt_plan *p, bool used[SPT_NMAPS])
+{
+	const struct spt_rodata *r = &p->rodata;
+	bool fentry_writeback = p->load[FENTRY_PROG(SPT_FENTRY_START_WRITEBACK)] ||
+				p->load[FENTRY_PROG(SPT_FENTRY_END_WRITEBACK)];
+	bool verify = p->load[SPT_PROG_tp_verify_rq_issue];
+
+	for (size_t i = 0; i < SPT_NMAPS; i++)
+		used[i] = true;
+	used[SPT_MAP_events] = r->stream_events;
+	used[SPT_MAP_pid_filter] = r->filter_pid;
+	used[SPT_MAP_dev_filter] = r->filter_dev;
+	used[SPT_MAP_cgroup_filter] = r->filter_cgroup;
+	used[SPT_MAP_mkwrite_calls] = r->hook_mkwrite;
+	/* fentry mode's writeback cycles, also read by the mkwrite hooks */
+	used[SPT_MAP_writeback_started] = fentry_writeback || r->hook_mkwrite;
+	used[SPT_MAP_wb_heads] = r->index_writeback;
+	used[SPT_MAP_holds] = used[SPT_MAP_held_folios] = used[SPT_MAP_held_tgids] =
+		used[SPT_MAP_hold_events] = p->holding;
+	used[SPT_MAP_verify_cpus] = used[SPT_MAP_verify_reqs] = used[SPT_MAP_verify_totals] =
+		used[SPT_MAP_verify_devs] = used[SPT_MAP_verify_changes] =
+			used[SPT_MAP_verify_direct_pages] = verify;
+}
+
 int plan_make(const struct options *o, const struct spt_features *f, struct spt_plan *p,
 	      char *err, size_t len)
 {
@@ -192,5 +228,6 @@ int plan_make(const struct options *o, const struct spt_features *f, struct spt_
 	plan_timing(o, p);
 	plan_holds(o, f, p);
 	plan_verify(o, p);
+	plan_maps(p, p->map_used);
 	return 0;
 }

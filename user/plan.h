@@ -44,6 +44,28 @@ struct spt_rodata {
 	__u32 verify_every; /* --verify=N: 1 write request in N hashed; its programs load only then */
 };
 
+/*
+ * The BPF object's maps with a size (task storage has none), in the
+ * skeleton's names. A map the run does not use is created with 1 entry (a
+ * ring buffer: one page) instead of its size: most of the maps' memory
+ * belongs to one mode each (holding, --verify, fentry, streaming).
+ */
+#define SPT_MAPS(X)                                                                        \
+	X(events) X(totals) X(dev_stats) X(proc_stats) X(writer_stats) X(hist_table) X(hists) \
+	X(inflight_violations) X(stall_horizons) X(walk_states) X(pid_filter) X(dev_filter)  \
+	X(cgroup_filter) X(mkwrite_calls) X(writeback_started) X(wb_heads) X(holds)          \
+	X(held_folios) X(held_tgids) X(hold_events) X(verify_cpus) X(verify_reqs)            \
+	X(verify_totals) X(verify_devs) X(verify_changes) X(verify_direct_pages)
+
+enum spt_map {
+#define SPT_X_MAP(name) SPT_MAP_##name,
+	SPT_MAPS(SPT_X_MAP)
+#undef SPT_X_MAP
+	SPT_NMAPS
+};
+
+extern const char *const spt_map_names[SPT_NMAPS];
+
 struct spt_plan {
 	enum spt_attach_mode mode; /* ATTACH_TRACEPOINT or ATTACH_FENTRY */
 	char mode_why[512];        /* "Attach mode: <mode> (<mode_why>)" */
@@ -57,6 +79,8 @@ struct spt_plan {
 	bool wait_calls;
 	/* sched_switch is attached from the start (else at the first wait). */
 	bool switch_at_start;
+	/* Per map: used by this run (else shrunk to its minimum). */
+	bool map_used[SPT_NMAPS];
 	struct spt_rodata rodata;
 };
 

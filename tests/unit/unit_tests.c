@@ -1051,6 +1051,54 @@ static void test_plan_enforce_native(void)
 	CHECK(!plan_make(&o, &tp, &p, NULL, 0) && p.rodata.filter_dev && !p.rodata.n_filter_devs);
 }
 
+/* The maps the plan leaves at full size: exactly those of the mode's programs. */
+static bool maps_used_are(const struct spt_plan *p, const char *names)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < SPT_NMAPS; i++)
+		ok &= p->map_used[i] == listed(names, spt_map_names[i]);
+	return ok;
+}
+
+#define ALWAYS_USED "totals dev_stats proc_stats writer_stats hist_table hists " \
+		    "inflight_violations stall_horizons walk_states "
+#define VERIFY_MAPS "verify_cpus verify_reqs verify_totals verify_devs verify_changes " \
+		    "verify_direct_pages "
+#define HOLD_MAPS "holds held_folios held_tgids hold_events "
+
+static void test_plan_maps(void)
+{
+	struct spt_features tp = tracepoint_kernel(), f = fentry_kernel(NULL);
+	static struct options o;
+	static struct spt_plan p;
+
+	CHECK(!strcmp(spt_map_names[SPT_MAP_events], "events") &&
+	      !strcmp(spt_map_names[SPT_NMAPS - 1], "verify_direct_pages"));
+	CHECK(!plan_for(&p, CMD_TRACE, "", &tp) && maps_used_are(&p, ALWAYS_USED "events"));
+	CHECK(!plan_for(&p, CMD_TRACE, "-q", &tp) && maps_used_are(&p, ALWAYS_USED));
+	CHECK(!plan_for(&p, CMD_TRACE, "--json -p 1 --comm x", &tp) &&
+	      maps_used_are(&p, ALWAYS_USED "events pid_filter"));
+	CHECK(!plan_for(&p, CMD_TRACE, "-q --verify", &tp) && maps_used_are(&p, ALWAYS_USED VERIFY_MAPS));
+	CHECK(!plan_for(&p, CMD_TRACE, "-q", &f) &&
+	      maps_used_are(&p, ALWAYS_USED "mkwrite_calls writeback_started"));
+	f = fentry_kernel("page_mkwrite");
+	CHECK(!plan_for(&p, CMD_TRACE, "-q", &f) && maps_used_are(&p, ALWAYS_USED "writeback_started"));
+	CHECK(!plan_for(&p, CMD_ENFORCE, "--comm pg", &tp) &&
+	      maps_used_are(&p, ALWAYS_USED "events " HOLD_MAPS));
+	f = fentry_kernel(NULL);
+	f.lsm_active = f.lsm_loads = true;
+	CHECK(!plan_for(&p, CMD_ENFORCE, "-q --comm pg", &f) &&
+	      maps_used_are(&p, ALWAYS_USED HOLD_MAPS "mkwrite_calls writeback_started wb_heads"));
+	/* --native: no holds; its devices in dev_filter */
+	options_init(&o, CMD_ENFORCE);
+	o.native = true;
+	o.ndevs = 1;
+	o.devs[0] = 7u << 20;
+	CHECK(!options_check(&o) && !plan_make(&o, &tp, &p, NULL, 0) &&
+	      maps_used_are(&p, ALWAYS_USED "events dev_filter"));
+}
+
 static void test_points(void)
 {
 	CHECK(SPT_NTRACEPOINTS == 4 && SPT_NFENTRY == 16);
@@ -1407,6 +1455,7 @@ int main(void)
 	test_plan_fentry();
 	test_plan_enforce_bpf();
 	test_plan_enforce_native();
+	test_plan_maps();
 	test_options_cli();
 	test_fold_cgroups();
 	test_delta();
