@@ -384,6 +384,22 @@ sched_switch_attached() {
 	assert_detached
 }
 
+@test "the BPF maps' memory, as bpftool counts it, is reported and at most 64 MiB by default" {
+	local reported bpftool_sum ids
+	PROM=$BATS_TEST_TMPDIR/stablepage.prom
+	start_tracer -v --prom-file "$PROM"
+	# The kernel's charge for each map the tracer holds (its fds' map ids).
+	ids=$(awk '/^map_id:/ { print $2 }' /proc/"$TRACER_PID"/fdinfo/* 2>/dev/null | sort -u | paste -sd,)
+	bpftool_sum=$(bpftool map show -j | jq --argjson ids "[$ids]" \
+		'[.[] | select(.id as $id | $ids | index($id)) | .bytes_memlock] | add')
+	stop_tracer
+	reported=$(sed -n 's/^BPF maps: \([0-9]*\) bytes .* charged (memlock) for [0-9]* maps.*/\1/p' "$TRACE_ERR")
+	echo "reported $reported bytes, bpftool $bpftool_sum bytes"
+	[ "$reported" -eq "$bpftool_sum" ]
+	[ "$reported" -le $((64 << 20)) ]
+	grep -qx "stablepage_bpf_maps_bytes $reported" "$PROM"
+}
+
 @test "-d ends the trace by itself" {
 	run "$SPT" -d 1 -q
 	assert_success

@@ -167,3 +167,23 @@ bool parse_state_line(char *line, const char **name, uint32_t *kdev, int *value)
 	*value = (int)v;
 	return true;
 }
+
+bool parse_fdinfo_memlock(const char *text, uint64_t *bytes)
+{
+	static const char key[] = "memlock:";
+
+	for (const char *line = text; line && *line; line = strchr(line, '\n'), line += !!line) {
+		const char *num = line + sizeof(key) - 1;
+		char *end;
+
+		if (strncmp(line, key, sizeof(key) - 1))
+			continue;
+		num += strspn(num, " \t");
+		if (!isdigit((unsigned char)*num))
+			return false;
+		errno = 0;
+		*bytes = strtoull(num, &end, 10);
+		return !errno && (*end == '\n' || !*end);
+	}
+	return false;
+}

@@ -54,6 +54,10 @@ bool parse_mountinfo_line(char *line, struct mountinfo_entry *e);
  * stable_writes). Modified in place; name points into line. */
 bool parse_state_line(char *line, const char **name, uint32_t *kdev, int *value);
 
+/* A BPF map's /proc/PID/fdinfo text -> its "memlock:" line's bytes, what
+ * the kernel charges for the map (bpftool's bytes_memlock). False without one. */
+bool parse_fdinfo_memlock(const char *text, uint64_t *bytes);
+
 /* Decodes mountinfo's octal escapes (\040 etc.) in place. */
 void unescape_octal(char *s);
 

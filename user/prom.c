@@ -317,6 +317,11 @@ static void run_counters(FILE *f, const struct spt_summary *s, const struct prom
 	header(f, "stablepage_last_update_time_seconds", "gauge",
 	       "When the counters of this file were read, in seconds since the epoch.");
 	fprintf(f, "stablepage_last_update_time_seconds %.3f\n", s->ts);
+	if (!s->maps_bytes)
+		return;
+	header(f, "stablepage_bpf_maps_bytes", "gauge",
+	       "Memory the kernel charges for this tracer's BPF maps (memlock, as bpftool shows).");
+	fprintf(f, "stablepage_bpf_maps_bytes %llu\n", (unsigned long long)s->maps_bytes);
 }
 
 /* A family only once it has a row (histograms()). SPT_HIST_WAIT rows make two

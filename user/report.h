@@ -91,6 +91,8 @@ struct spt_summary {
 	/* Owned (summary_free): a --delta's own verify counts (summary_delta), or
 	 * those a delta's previous snapshot keeps, by key (summary_sort_by_key). */
 	struct spt_verify_summary *verify_own;
+	/* What the kernel charges for the BPF maps (memlock), bytes; 0: not printed */
+	__u64 maps_bytes;
 	/* --row-age: the counts of rows aged out (retire.h), else NULL */
 	const struct spt_retired *retired;
 };

@@ -6,10 +6,12 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "options.h"
+#include "parse.h"
 #include "resolve.h"
 #include "retire.h"
 #include "summary.h"
@@ -239,4 +241,33 @@ void summary_free(struct spt_summary *s)
 		verify_free(s->verify_own);
 	free(s->verify_own);
 	memset(s, 0, sizeof(*s));
+}
+
+__u64 maps_memlock(const struct stablepage_bpf *skel, int *nmaps)
+{
+	struct bpf_map *map;
+	__u64 sum = 0;
+
+	*nmaps = 0;
+	bpf_object__for_each_map(map, skel->obj) {
+		char path[64], text[1024];
+		uint64_t bytes;
+		size_t len;
+		FILE *f;
+
+		if (bpf_map__fd(map) < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", bpf_map__fd(map));
+		f = fopen(path, "re");
+		if (!f)
+			return 0;
+		len = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[len] = '\0';
+		if (!parse_fdinfo_memlock(text, &bytes))
+			return 0;
+		sum += bytes;
+		(*nmaps)++;
+	}
+	return sum;
 }

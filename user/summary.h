@@ -37,6 +37,10 @@ int percpu_sum_u64(const struct bpf_map *map, void *sum, size_t size);
  * summary_free either way. */
 int summary_read(struct stablepage_bpf *skel, struct spt_summary *s, size_t top);
 void summary_free(struct spt_summary *s);
+/* What the kernel charges for the object's maps (memlock in each map's
+ * /proc/self/fdinfo, as bpftool shows it), in bytes, and how many maps
+ * (*nmaps). 0 when it cannot be read. */
+__u64 maps_memlock(const struct stablepage_bpf *skel, int *nmaps);
 /* The paths of the top files and of the cgroups, and of a delta's own top
  * verify changes (verify_own), where not resolved yet. */
 void summary_resolve(struct spt_summary *s, size_t top);

@@ -62,6 +62,7 @@ struct tracer {
 	struct spt_summary prev;    /* --delta: the previous report's counts, by key */
 	bool have_prev;
 	double row_age;             /* --row-age in effect (seconds); 0: rows never age out */
+	__u64 maps_bytes;           /* what the kernel charges for the maps (memlock) */
 	struct spt_retired retired; /* the counts of the rows aged out */
 };
 
@@ -225,6 +226,18 @@ static int open_rings(struct tracer *t)
 	return 0;
 }
 
+/* The maps' memory, fixed once they are created: -v says it, the reports
+ * carry it. */
+static void report_maps_memory(struct tracer *t)
+{
+	int nmaps;
+
+	t->maps_bytes = maps_memlock(t->skel, &nmaps);
+	verbose(t, "BPF maps: %llu bytes (%.1f MiB) charged (memlock) for %d maps; bpftool map "
+		   "show lists each\n", (unsigned long long)t->maps_bytes, t->maps_bytes / 1048576.0,
+		nmaps);
+}
+
 /*
  * Load, filters, guardian, signals, enforce --native, attach, rings. 0, or
  * -1 after printing one line (or when a signal came during enforce_apply).
@@ -238,6 +251,7 @@ static int tracer_start(struct tracer *t)
 		explain_load_failure(o, err);
 		return -1;
 	}
+	report_maps_memory(t);
 	err = setup_filters(t);
 	if (err) {
 		fprintf(stderr, "stablepage-trace: cannot set filters: %s\n", strerror(-err));
@@ -484,7 +498,8 @@ static int report(struct tracer *t, bool final)
 {
 	const struct options *o = t->o;
 	struct spt_summary s = { .attach_mode = t->prom.attach_mode, .since_ts = t->start_wall,
-				 .kernel = t->prom.kernel, .retired = &t->retired };
+				 .kernel = t->prom.kernel, .retired = &t->retired,
+				 .maps_bytes = t->maps_bytes };
 	struct spt_verify_summary verify = {};
 	double now = clock_s(CLOCK_MONOTONIC);
 	int err;

@@ -216,6 +216,22 @@ static void test_state_line(void)
 	}
 }
 
+static void test_fdinfo_memlock(void)
+{
+	const char *map = "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t1057\nmap_type:\t1\n"
+			  "key_size:\t4\nvalue_size:\t8\nmax_entries:\t1\nmap_flags:\t0x0\n"
+			  "map_extra:\t0x0\nmemlock:\t8105744\nmap_id:\t42\nfrozen:\t0\n";
+	uint64_t bytes = 0;
+
+	CHECK(parse_fdinfo_memlock(map, &bytes) && bytes == 8105744);
+	CHECK(parse_fdinfo_memlock("memlock:\t4096", &bytes) && bytes == 4096);
+	CHECK(!parse_fdinfo_memlock("pos:\t0\nflags:\t02\n", &bytes));
+	CHECK(!parse_fdinfo_memlock("memlock:\t-1\n", &bytes));
+	CHECK(!parse_fdinfo_memlock("memlock:\t12k\n", &bytes));
+	CHECK(!parse_fdinfo_memlock("memlock:\t99999999999999999999999\n", &bytes));
+	CHECK(!parse_fdinfo_memlock("", &bytes));
+}
+
 static void test_json(void)
 {
 	char *s;
@@ -603,7 +619,7 @@ static void test_prom_format(void)
 	struct proc_row procs[3] = {};
 	struct hist_row hists[3] = {};
 	struct spt_summary s = { .devs = &dev, .ndevs = 1, .procs = procs, .nprocs = 3,
-				 .hists = hists, .nhists = 3, .paused_s = 1.5 };
+				 .hists = hists, .nhists = 3, .paused_s = 1.5, .maps_bytes = 8105744 };
 	char *out;
 
 	strcpy(dev.s.fstype, "ext4");
@@ -638,6 +654,7 @@ static void test_prom_format(void)
 	CHECK(sample(out, "stablepage_violations_total{device=\"loop0\",fstype=\"ext4\",kind=\"mmap\"}") == 5);
 	CHECK(sample(out, "stablepage_stable_waits_total{device=\"loop0\"}") == 2);
 	CHECK(sample(out, "stablepage_other_waits_total{device=\"loop0\"}") == 9);
+	CHECK(sample(out, "stablepage_bpf_maps_bytes") == 8105744);
 	CHECK(sample(out, "stablepage_paused_seconds_total") == 1.5);
 	CHECK(sample(out, "stablepage_build_info{version=\"1.2\",attach_mode=\"tracepoint\",kernel=\"6.1.0\"}") == 1);
 	/* Buckets are cumulative; le=16us ends slot 3; +Inf == _count. */
@@ -1456,6 +1473,7 @@ int main(void)
 	test_plan_enforce_bpf();
 	test_plan_enforce_native();
 	test_plan_maps();
+	test_fdinfo_memlock();
 	test_options_cli();
 	test_fold_cgroups();
 	test_delta();
