@@ -34,8 +34,9 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf
 	-Wall -Werror -Wno-unused-function
 LIBBPF_LIBS := $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 
-USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o help.o plan.o points.o tracer.o apply_plan.o events.o \
-	summary.o hold_glue.o report.o report_json.o rows.o resolve.o parse.o json.o prom.o \
+USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o help.o plan.o points.o tracer.o tracer_loop.o \
+	tracer_report.o apply_plan.o events.o summary.o hold_glue.o report.o report_json.o rows.o \
+	resolve.o parse.o json.o prom.o \
 	enforce.o remount.o mountspec.o probe.o features.o delta.o msg.o escape.o hold.o guardian.o \
 	jsonread.o runfile.o html.o htmlreport.o htmltables.o hold_record.o privs.o verify.o \
 	verify_read.o promdevs.o retire.o prune.o)
@@ -78,7 +79,8 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # The loader embeds the BPF object through its skeleton.
-$(addprefix $(OUTPUT)/, tracer.o apply_plan.o events.o summary.o hold_glue.o verify_read.o): \
+$(addprefix $(OUTPUT)/, tracer.o tracer_loop.o tracer_report.o apply_plan.o events.o summary.o \
+	hold_glue.o verify_read.o): \
 	$(OUTPUT)/stablepage.skel.h
 $(OUTPUT)/probe.o: $(OUTPUT)/probe.skel.h
 
