@@ -384,10 +384,10 @@ sched_switch_attached() {
 	assert_detached
 }
 
-@test "the BPF maps' memory, as bpftool counts it, is reported and at most 64 MiB by default" {
+@test "the BPF maps' memory, as bpftool counts it, is reported (-v, JSON, metrics) and at most 64 MiB" {
 	local reported bpftool_sum ids
 	PROM=$BATS_TEST_TMPDIR/stablepage.prom
-	start_tracer -v --prom-file "$PROM"
+	start_tracer -v --json -q --prom-file "$PROM"
 	# The kernel's charge for each map the tracer holds (its fds' map ids).
 	ids=$(awk '/^map_id:/ { print $2 }' /proc/"$TRACER_PID"/fdinfo/* 2>/dev/null | sort -u | paste -sd,)
 	bpftool_sum=$(bpftool map show -j | jq --argjson ids "[$ids]" \
@@ -398,6 +398,7 @@ sched_switch_attached() {
 	[ "$reported" -eq "$bpftool_sum" ]
 	[ "$reported" -le $((64 << 20)) ]
 	grep -qx "stablepage_bpf_maps_bytes $reported" "$PROM"
+	[ "$(summary .bpf_maps_bytes)" -eq "$reported" ]
 }
 
 @test "-d ends the trace by itself" {

@@ -211,6 +211,8 @@ void print_summary_json(FILE *f, const struct spt_summary *s, size_t top)
 		json_string(f, s->kernel);
 		fputc(',', f);
 	}
+	if (s->maps_bytes)
+		fprintf(f, "\"bpf_maps_bytes\":%llu,", (unsigned long long)s->maps_bytes);
 	json_totals(f, s);
 	if (s->hold)
 		hold_print_json(f, s->hold, &s->totals, s->hold_action, s->write_hold);

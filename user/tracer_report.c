@@ -158,8 +158,9 @@ static void print_reports(struct tracer *t, struct spt_summary *s, bool final)
 	fflush(stdout);
 }
 
-/* --delta: this snapshot, sorted by key, is the next interval's start.
- * verify's counts stay cumulative in delta reports. */
+/* --delta: this snapshot, sorted by key, is the next interval's start;
+ * summary_sort_by_key keeps its own copy of verify's counts (verify_own),
+ * so the verify summary read for this report is freed here. */
 static void keep_for_delta(struct tracer *t, struct spt_summary *s,
 			   struct spt_verify_summary *verify)
 {
