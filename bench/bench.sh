@@ -164,18 +164,6 @@ quiet_summary() {
 		END { if (v == "") exit 1; printf "%d %d %.1f\n", v, l, 100 * s / t }' "$shm/out"
 }
 
-# rotation OFFSET WORD...: the words, one a line, starting at the
-# OFFSET-th (modulo their count): successive runs rotate the configurations
-# so that none always runs first or last.
-rotation() {
-	local offset=$1 k
-	shift
-	for k in $(seq 0 $(($# - 1))); do
-		local idx=$(((k + offset) % $# + 1))
-		echo "${!idx}"
-	done
-}
-
 # What run-time accounting itself adds to every run (two clock reads and
 # the counters): the run time of an empty program, of the tracer's own kind
 # (tp_btf) on its tracepoints (bench/emptyprogs.bpf.c, by progcost), under

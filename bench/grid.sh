@@ -150,17 +150,6 @@ window_run() {
 		l += log($1 / $2); n++ } END { printf "%.4f", n ? exp(l / n) : 0 }' "$shm/pairs")" >&2
 }
 
-# rotation OFFSET WORD...: the words from the OFFSET-th on, wrapping: each
-# run starts a point's configurations at another one.
-rotation() {
-	local offset=$1 k
-	shift
-	for k in $(seq 0 $(($# - 1))); do
-		local idx=$(((k + offset) % $# + 1))
-		echo "${!idx}"
-	done
-}
-
 pairs_file=$work/pairs lost_file=$work/lost stats_file=$work/stats
 : > "$pairs_file"
 : > "$lost_file"

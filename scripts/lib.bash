@@ -82,6 +82,29 @@ on_cleanup() {
 	echo "$*" >> "$CLEANUP_FILE"
 }
 
+# rotation OFFSET WORD...: the words, one a line, starting at the
+# OFFSET-th (modulo their count): successive runs rotate the configurations
+# so that none always runs first or last (the benchmarks).
+rotation() {
+	local offset=$1 k
+	shift
+	for k in $(seq 0 $(($# - 1))); do
+		local idx=$(((k + offset) % $# + 1))
+		echo "${!idx}"
+	done
+}
+
+# kill_wait PID: SIGTERM, then at most 5 s until it has exited (gone, or a
+# zombie: its cwd and files are released by then), so that a filesystem it
+# was in can be unmounted next. `wait` cannot: the cleanups run in a subshell.
+kill_wait() {
+	kill "$1" 2> /dev/null || return 0
+	for _ in $(seq 50); do
+		[ -e "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2> /dev/null || return 0
+		sleep 0.1
+	done
+}
+
 run_cleanup() {
 	[ -n "$CLEANUP_FILE" ] && [ -f "$CLEANUP_FILE" ] || return 0
 	tac "$CLEANUP_FILE" | while read -r cmd; do eval "$cmd" || true; done

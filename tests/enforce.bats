@@ -69,7 +69,7 @@ enforce_profile() {
 	make_fs ext4
 	(cd "$MNT" && exec sleep 60) &
 	local holder=$!
-	on_cleanup "kill $holder"
+	on_cleanup "kill_wait $holder"
 	sleep 0.2
 	run "$SPT" enforce --native --dev "$LOOP" --remount -q -d 0.5
 	assert_success

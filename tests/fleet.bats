@@ -49,7 +49,7 @@ start_daemon() {
 	shift 2
 	"$@" > "$FLEET_DIR/$name.log" 2>&1 &
 	pid=$!
-	on_cleanup "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
+	on_cleanup "kill_wait $pid"
 	wait_http "$url" "$pid" || { echo "$name did not start:" >&2; cat "$FLEET_DIR/$name.log" >&2; return 1; }
 }
 

@@ -173,7 +173,7 @@ check_histograms() {
 	prometheus-node-exporter --web.listen-address="127.0.0.1:$port" \
 		--collector.disable-defaults --collector.textfile \
 		--collector.textfile.directory="$PROM_DIR" > "$BATS_TEST_TMPDIR/ne.log" 2>&1 &
-	on_cleanup "kill $! 2>/dev/null; wait $! 2>/dev/null"
+	on_cleanup "kill_wait $!"
 	for _ in $(seq 100); do
 		curl -sf "http://127.0.0.1:$port/metrics" > "$body" && break
 		sleep 0.1
