@@ -44,7 +44,7 @@ USER_OBJS := $(addprefix $(OUTPUT)/, main.o options.o help.o plan.o points.o tra
 PURE_OBJS := report.o report_json.o rows.o parse.o json.o prom.o hold.o options.o help.o plan.o points.o resolve.o msg.o \
 	escape.o delta.o jsonread.o runfile.o html.o htmlreport.o htmltables.o verify.o promdevs.o \
 	retire.o mountspec.o
-UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report_tests.o aging_tests.o mountspec_tests.o \
+UNIT_OBJS := $(addprefix $(OUTPUT)/, unit_tests.o report_tests.o aging_tests.o mountspec_tests.o verify_tests.o \
 	$(PURE_OBJS))
 
 .PHONY: all clean deps demo test test-host unit install uninstall deb vmlinux bench bench-progs \

@@ -406,6 +406,12 @@ int BPF_PROG(tp_verify_bio_queue, struct bio *bio)
 	return handle_verify_bio_queue(bio);
 }
 
+SEC("tp_btf/block_rq_requeue")
+int BPF_PROG(tp_verify_rq_requeue, struct request *rq)
+{
+	return handle_verify_requeue(rq);
+}
+
 /* The status is read as a number, an int errno or a blk_status_t by kernel
  * version (rq_complete_error()). */
 SEC("tp_btf/block_rq_complete")

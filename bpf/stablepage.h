@@ -283,7 +283,8 @@ struct spt_hist_entry {
 #define SPT_VERIFY_POINTS(X)                                  \
 	X(tp_verify_rq_complete, block, block_rq_complete)    \
 	X(tp_verify_rq_issue, block, block_rq_issue)          \
-	X(tp_verify_bio_queue, block, block_bio_queue)
+	X(tp_verify_bio_queue, block, block_bio_queue)       \
+	X(tp_verify_rq_requeue, block, block_rq_requeue)
 
 /* What a fentry-mode attach point is for. */
 enum spt_fentry_role {

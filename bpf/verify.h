@@ -60,4 +60,50 @@ struct spt_verify_change {
 	char comm[16];
 };
 
+/*
+ * A sampled request (verify_reqs, keyed by its struct request's address) is
+ * known by what that struct held at its issue. The two tests below are pure
+ * (unit-tested, tests/unit/).
+ */
+struct spt_verify_ident {
+	__u64 bio;    /* rq->bio: its first bio */
+	__u64 sector; /* rq->__sector */
+	__u32 bytes;  /* rq->__data_len */
+	__u32 epoch;  /* the pause epoch */
+};
+
+/*
+ * At issue, an entry already kept under the request's address: the same
+ * request issued again only when block_rq_requeue marked it, nothing of it
+ * completed and it starts with the same bio, sector and size. Unmarked, it
+ * is an earlier request whose completion went unseen (the 6.18 host: a few
+ * per 10^5 requests, no recursion miss counted); the request issued now
+ * reuses its struct, often with the same bio (the freed bio reallocated)
+ * and, rewriting a block, the same sector and size, but other content: the
+ * old hashes would make a false "changed".
+ */
+static inline int spt_verify_is_requeue(const struct spt_verify_ident *kept, __u32 done,
+					__u32 requeued, const struct spt_verify_ident *now)
+{
+	return requeued && !done && kept->epoch == now->epoch && kept->bio == now->bio &&
+	       kept->sector == now->sector && kept->bytes == now->bytes;
+}
+
+/*
+ * At completion (block_rq_complete fires before blk_update_request moves
+ * anything): the request is still the kept one, @done bytes of it
+ * completed, only if it starts @done bytes further with the rest left, and
+ * with its first bio when nothing completed yet. A completion that went
+ * unseen leaves @done behind: the entry no longer matches.
+ */
+static inline int spt_verify_completes_kept(const struct spt_verify_ident *kept, __u32 done,
+					    const struct spt_verify_ident *now)
+{
+	if (kept->epoch != now->epoch || done >= kept->bytes)
+		return 0;
+	if (now->sector != kept->sector + done / 512 || now->bytes != kept->bytes - done)
+		return 0;
+	return done || now->bio == kept->bio;
+}
+
 #endif /* SPT_VERIFY_H */

@@ -22,7 +22,7 @@ static __always_inline void verify_attribute(const struct verify_req *r, const s
 	struct verify_direct *d;
 	struct inode *host;
 
-	v->offset = r->sector * 512 + s->end - s->len;
+	v->offset = r->id.sector * 512 + s->end - s->len;
 	k->tgid = tgid;
 	if (s->kind == SPT_PAGE_FILE || s->kind == SPT_PAGE_MMAP) {
 		__u64 sub = (s->page - folio) / bpf_core_type_size(struct page);
@@ -141,21 +141,32 @@ static __always_inline void verify_abandon(struct verify_req *r)
 	bpf_loop(VERIFY_MAX_SEGS, verify_check_step, &x, 0);
 }
 
+/* What the request at an address is now (struct spt_verify_ident). */
+static __always_inline void verify_ident_of(struct request *rq, struct spt_verify_ident *id)
+{
+	id->bio = (__u64)rq->bio;
+	id->sector = rq->__sector;
+	id->bytes = rq->__data_len;
+	id->epoch = pause_epoch;
+}
+
 /* A write request's first @nr_bytes (of those left) completed. */
 static __always_inline int handle_verify_complete(struct request *rq, __u32 nr_bytes)
 {
 	__u64 key = btf_ptr_addr(rq);
 	struct verify_req *r = bpf_map_lookup_elem(&verify_reqs, &key);
 	struct verify_check_ctx x = {};
+	struct spt_verify_ident now;
 	struct verify_cpu *c;
 	__u32 zero = 0;
 
 	if (!r)
 		return 0;
 	c = bpf_map_lookup_elem(&verify_cpus, &zero);
-	/* Issued before a pause, or not the request kept (its completion
-	 * passed unseen and the address was reused): nothing to compare. */
-	if (!c || r->epoch != pause_epoch || rq->__sector != r->sector + r->done / 512) {
+	verify_ident_of(rq, &now);
+	/* Issued before a pause, or not the request kept (a completion
+	 * passed unseen, the address maybe reused): nothing to compare. */
+	if (!c || !spt_verify_completes_kept(&r->id, r->done, &now)) {
 		verify_abandon(r);
 		bpf_map_delete_elem(&verify_reqs, &key);
 		return 0;
@@ -172,10 +183,22 @@ static __always_inline int handle_verify_complete(struct request *rq, __u32 nr_b
 	if (x.buf)
 		c->busy_complete = 0;
 	r->done += nr_bytes;
-	if (r->done >= r->bytes) {
+	if (r->done >= r->id.bytes) {
 		verify_abandon(r);
 		bpf_map_delete_elem(&verify_reqs, &key);
 	}
+	return 0;
+}
+
+/* A kept request put back to be issued again: its hashes at first issue
+ * stay (spt_verify_is_requeue()). */
+static __always_inline int handle_verify_requeue(struct request *rq)
+{
+	__u64 key = btf_ptr_addr(rq);
+	struct verify_req *r = bpf_map_lookup_elem(&verify_reqs, &key);
+
+	if (r)
+		r->requeued = 1;
 	return 0;
 }
 

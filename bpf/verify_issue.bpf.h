@@ -205,11 +205,28 @@ static __always_inline int handle_verify_bio_queue(struct bio *bio)
 	return 0;
 }
 
-/* Is the kept request the one issued again (a requeue)? */
-static __always_inline bool verify_same_req(const struct verify_req *r, struct request *rq)
+/*
+ * An entry kept under the request's address: a requeued request issued
+ * again keeps it, the hashes of its first issue (true: not sampled again);
+ * any other is a request whose completion went unseen, its hashed pages
+ * unverified. Checked before sampling: a request not sampled must not find
+ * an old entry at its completion.
+ */
+static __always_inline bool verify_kept_requeue(struct request *rq, __u64 key)
 {
-	return r->epoch == pause_epoch && !r->done && r->first_bio == (__u64)rq->bio &&
-	       r->sector == rq->__sector && r->bytes == rq->__data_len;
+	struct verify_req *old = bpf_map_lookup_elem(&verify_reqs, &key);
+	struct spt_verify_ident now;
+
+	if (!old)
+		return false;
+	verify_ident_of(rq, &now);
+	if (spt_verify_is_requeue(&old->id, old->done, old->requeued, &now)) {
+		old->requeued = 0;
+		return true;
+	}
+	verify_abandon(old);
+	bpf_map_delete_elem(&verify_reqs, &key);
+	return false;
 }
 
 /* A write request is issued: sample 1 in verify_every, hash its pages. */
@@ -218,7 +235,6 @@ static __always_inline int handle_verify_issue(struct request *rq)
 	struct block_device *part = rq->part;
 	__u64 key = btf_ptr_addr(rq);
 	struct spt_verify_totals *t;
-	struct verify_req *old;
 	struct verify_cpu *c;
 	__u32 zero = 0, dev;
 
@@ -229,27 +245,20 @@ static __always_inline int handle_verify_issue(struct request *rq)
 	c = bpf_map_lookup_elem(&verify_cpus, &zero);
 	if (!t || !c || !dev_selected(dev))
 		return 0;
+	if (verify_kept_requeue(rq, key))
+		return 0;
 	if (t->requests_seen++ % verify_every)
 		return 0;
 	if (dm_state == 0)
 		dm_from_ksyms();
-	old = bpf_map_lookup_elem(&verify_reqs, &key);
-	if (old) {
-		if (verify_same_req(old, rq))
-			return 0; /* requeued: keep the hashes of its first issue */
-		verify_abandon(old);
-	}
 	if (c->busy_issue)
 		return 0; /* nested on this CPU: not sampled */
 	c->busy_issue = 1;
 	t->requests_sampled++;
 	/* The segments are written up to nsegs: only the header is reset. */
-	c->req.done = c->req.nsegs = c->req.next = 0;
-	c->req.first_bio = (__u64)rq->bio;
-	c->req.sector = rq->__sector;
-	c->req.bytes = rq->__data_len;
+	c->req.done = c->req.requeued = c->req.nsegs = c->req.next = 0;
+	verify_ident_of(rq, &c->req.id);
 	c->req.dev = dev;
-	c->req.epoch = pause_epoch;
 	c->bio = (__u64)rq->bio;
 	c->bytes_left = c->seg_left = c->pos = 0;
 	bpf_loop(VERIFY_WALK_STEPS, verify_issue_step, NULL, 0);

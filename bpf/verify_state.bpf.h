@@ -37,11 +37,11 @@ struct verify_seg {
 
 /* A sampled request, from issue to completion, keyed by its address. */
 struct verify_req {
-	__u64 first_bio;
-	__u64 sector;     /* at issue; advances with partial completions */
-	__u32 bytes, done; /* its data bytes; completed so far */
+	struct spt_verify_ident id; /* at issue */
+	__u32 done;        /* bytes completed so far */
+	__u32 requeued;    /* block_rq_requeue seen since its issue */
 	__u32 nsegs, next; /* segments kept; the next to check */
-	__u32 dev, epoch;
+	__u32 dev, pad;
 	struct verify_seg seg[VERIFY_MAX_SEGS];
 };
 

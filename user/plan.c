@@ -181,6 +181,7 @@ static void plan_verify(const struct options *o, struct spt_plan *p)
 	p->load[SPT_PROG_tp_verify_rq_issue] = p->attach[SPT_PROG_tp_verify_rq_issue] = on;
 	p->load[SPT_PROG_tp_verify_rq_complete] = p->attach[SPT_PROG_tp_verify_rq_complete] = on;
 	p->load[SPT_PROG_tp_verify_bio_queue] = p->attach[SPT_PROG_tp_verify_bio_queue] = on;
+	p->load[SPT_PROG_tp_verify_rq_requeue] = p->attach[SPT_PROG_tp_verify_rq_requeue] = on;
 }
 
 /*

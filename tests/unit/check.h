@@ -21,5 +21,6 @@ extern int unit_checks, unit_failures;
 void report_tests(void);    /* the JSON reader, the run read back, the HTML page */
 void aging_tests(void);     /* the Prometheus file's label sets, rows that age out */
 void mountspec_tests(void); /* what enforce --remount reads, refuses and records */
+void verify_tests(void);    /* --verify: is a kept request the one the kernel passes */
 
 #endif

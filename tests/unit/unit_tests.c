@@ -1380,10 +1380,10 @@ static void test_verify_options(void)
 	/* Its programs load only with it. */
 	CHECK(!plan_for(&p, CMD_TRACE, "", &tp) && !LOADED(&p, tp_verify_rq_issue) &&
 	      !LOADED(&p, tp_verify_rq_complete) && !LOADED(&p, tp_verify_bio_queue) &&
-	      p.rodata.verify_every == 1);
+	      !LOADED(&p, tp_verify_rq_requeue) && p.rodata.verify_every == 1);
 	CHECK(!plan_for(&p, CMD_TRACE, "--verify=32", &tp) && LOADED(&p, tp_verify_rq_issue) &&
 	      LOADED(&p, tp_verify_rq_complete) && LOADED(&p, tp_verify_bio_queue) &&
-	      p.attach[SPT_PROG_tp_verify_rq_issue] && p.rodata.verify_every == 32);
+	      LOADED(&p, tp_verify_rq_requeue) && p.attach[SPT_PROG_tp_verify_rq_issue] && p.rodata.verify_every == 32);
 }
 
 static void verify_text_of(FILE *f, const void *v)
@@ -1483,6 +1483,7 @@ int main(void)
 	report_tests();
 	aging_tests();
 	mountspec_tests();
+	verify_tests();
 	test_verify_options();
 	test_verify_report();
 	printf("%d checks, %d failed\n", unit_checks, unit_failures);
