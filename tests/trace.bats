@@ -144,10 +144,20 @@ sched_switch_attached() {
 	[ "$(summary .wait_untimed)" -eq "$(summary .other_waits)" ]
 	[ "$(summary '[.histograms[] | select(.name == "other-wait") | .count] | add // 0')" -eq 0 ]
 
-	start_tracer --attach-mode tracepoint --json -q --dev "$LOOP" --time-all-waits
-	sched_switch_attached
-	dd if=/dev/zero of="$MNT/g" bs=1M count=64 conv=fsync status=none
-	stop_tracer
+	# Timed from the start: the fsync's waits are in the histogram. Whether
+	# one fsync sleeps at all depends on how soon the loop device completes
+	# (once in a 6.1 guest none did): at most 3 runs, until one does.
+	local try
+	for try in 1 2 3; do
+		start_tracer --attach-mode tracepoint --json -q --dev "$LOOP" --time-all-waits
+		sched_switch_attached
+		dd if=/dev/zero of="$MNT/g" bs=1M count=64 conv=fsync status=none
+		stop_tracer
+		echo "with, run $try: $(summary -c '{other_waits, wait_untimed,
+			timed: ([.histograms[] | select(.name == "other-wait") | .count] | add // 0)}')"
+		[ "$(summary '[.histograms[] | select(.name == "other-wait") | .count] | add // 0')" -gt 0 ] &&
+			break
+	done
 	[ "$(summary '[.histograms[] | select(.name == "other-wait") | .count] | add // 0')" -gt 0 ]
 	assert_waits_accounted
 
