@@ -24,9 +24,8 @@
  *
  * One sync_file_range over R contiguous dirty pages is one write request
  * of R pages (up to the queue's max_sectors_kb). Counts each page written
- * as one operation in the counters of -c FILE, laid out as wac's (struct
- * wac_counters: write, mmap, sync ops, errors), so bench/pausebench reads
- * them the same way.
+ * as one operation in the counters of -c FILE, wac's (workload/counters.h),
+ * so bench/pausebench reads them the same way.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../workload/counters.h"
+
 #define PAGE 4096
 #define MAX_THREADS 64
 
@@ -54,12 +55,8 @@ static struct {
 	const char *path, *counters;
 } opt = { .threads = 1, .pages = 16, .duration = 5, .dense = true };
 
-struct counters {
-	atomic_ullong write_ops, mmap_ops, sync_ops, errors;
-};
-
 static atomic_bool stop;
-static struct counters own, *ctr = &own;
+static struct wac_counters own, *ctr = &own;
 static int fd;
 static char *map;
 
@@ -134,18 +131,6 @@ static void on_signal(int sig)
 	stop = true;
 }
 
-static void map_counters(void)
-{
-	int cfd = open(opt.counters, O_RDWR | O_CREAT | O_TRUNC, 0644);
-
-	if (cfd < 0 || ftruncate(cfd, sizeof(*ctr)))
-		fail(opt.counters);
-	ctr = mmap(NULL, sizeof(*ctr), PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
-	if (ctr == MAP_FAILED)
-		fail("mmap counters");
-	close(cfd);
-}
-
 static void parse_options(int argc, char **argv)
 {
 	int c;
@@ -216,7 +201,7 @@ int main(int argc, char **argv)
 
 	parse_options(argc, argv);
 	if (opt.counters)
-		map_counters();
+		ctr = wac_counters_create("gridload", opt.counters);
 	setup_file();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

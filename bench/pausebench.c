@@ -178,7 +178,7 @@ static double set_traced(bool traced)
 
 static uint64_t ops_done(const volatile uint64_t *c)
 {
-	/* struct wac_counters: write, mmap, sync ops, errors */
+	/* struct wac_counters (workload/counters.h): write, mmap, sync ops, errors */
 	return __atomic_load_n(&c[0], __ATOMIC_RELAXED) + __atomic_load_n(&c[1], __ATOMIC_RELAXED);
 }
 
@@ -237,7 +237,8 @@ static void parse_options(int argc, char **argv)
 		usage(2);
 }
 
-/* The workload's struct wac_counters, read-only: it keeps writing them. */
+/* The workload's struct wac_counters (workload/counters.h), read-only: it
+ * keeps writing them. */
 static const volatile uint64_t *map_counters(const char *path)
 {
 	const volatile uint64_t *c;

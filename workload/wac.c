@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "counters.h"
+
 #define PAGE 4096
 
 static struct {
@@ -52,11 +54,6 @@ static struct {
 	const char *path;
 	const char *counters;
 } opt = { .profile = 'A', .threads = 4, .size = 64 * 1024, .duration = 5, .sync_every = 4 };
-
-/* The layout of -c FILE: four native-endian 64-bit counters. */
-struct wac_counters {
-	atomic_ullong write_ops, mmap_ops, sync_ops, errors;
-};
 
 static atomic_bool stop;
 static struct wac_counters own_counters, *ctr = &own_counters;
@@ -228,24 +225,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = true;
-}
-
-static struct wac_counters *map_counters(const char *path)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	struct wac_counters *c;
-
-	if (fd < 0 || ftruncate(fd, sizeof(*c))) {
-		fprintf(stderr, "wac: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (c == MAP_FAILED) {
-		fprintf(stderr, "wac: mmap %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	close(fd);
-	return c; /* zeroed: a new file's contents */
 }
 
 static size_t parse_size(const char *s)
@@ -438,7 +417,7 @@ int main(int argc, char **argv)
 
 	parse_options(argc, argv);
 	if (opt.counters)
-		ctr = map_counters(opt.counters);
+		ctr = wac_counters_create("wac", opt.counters);
 	if (setup_file())
 		return 1;
 	secs = run_threads(&nwrite, &nmap);
