@@ -9,7 +9,8 @@
 # tracer does (--dev). Prints the mean ns/run per program of each build and
 # their ratio.
 # Asserts no timing. Environment: BENCH_REPS (3), BENCH_SECS (3),
-# BENCH_THREADS (4), BENCH_PROFILES ("A B").
+# BENCH_THREADS (4), BENCH_PROFILES ("A B": wac profiles, or grid points
+# such as dense-write-16, load_args()).
 set -euo pipefail
 build=${1:-build} base=${2:-HEAD}
 cd "$(dirname "$0")/.."
@@ -45,6 +46,20 @@ loop=$LOOP mnt=$MNT
 majmin=$(lsblk -dno MAJ:MIN "$loop" | tr -d ' ')
 sysctl -qw kernel.bpf_stats_enabled=1
 
+# load_args PROFILE: sets load and args. A letter is a wac profile; a
+# gridload point is DENSITY-PATH-PAGES (dense-write-16: rounds of 16 pages
+# rewritten by pwrite while their writeback runs; bench/gridload.c).
+load_args() {
+	local IFS=-
+	# shellcheck disable=SC2086 # split on '-' by design
+	set -- $1
+	if [ $# = 3 ]; then
+		load=$build/gridload args=(-D "$1" -m "$2" -r "$3")
+	else
+		load=$build/wac args=(-p "$1")
+	fi
+}
+
 results=$work/results
 : > "$results"
 for rep in $(seq "$reps"); do
@@ -57,8 +72,9 @@ for rep in $(seq "$reps"); do
 			done
 			rm -f "$mnt/f"
 			sync
-			progcost_during "$work/out" -d "$majmin" "${objs[@]}" -- \
-				-p "$profile" -t "$threads" -d "$secs" "$mnt/f"
+			load_args "$profile"
+			PROGCOST_LOAD=$load progcost_during "$work/out" -d "$majmin" "${objs[@]}" -- \
+				"${args[@]}" -t "$threads" -d "$secs" "$mnt/f"
 			# "OBJECT PROGRAM RUNS NS_PER_RUN" -> "PROFILE LABEL PROGRAM RUNS NS"
 			awk -v p="$profile" -v this="$this" 'NR > 1 {
 				print p, ($1 == this ? "this" : "base"), $2, $3, $4 }' "$work/out" >> "$results"
@@ -68,12 +84,12 @@ for rep in $(seq "$reps"); do
 done
 
 echo
-echo "stablepage-trace bench-progs: kernel $(uname -r), $(nproc) CPUs, ext4 on $loop, wac -t $threads" \
+echo "stablepage-trace bench-progs: kernel $(uname -r), $(nproc) CPUs, ext4 on $loop, loads ($profiles) -t $threads" \
 	"-d $secs, $reps repetitions x 2 attach orders; this tree ($this) against $base, both attached"
 echo "to the same tracepoints in each run (aggregation only, --dev $majmin); mean ns/run over runs, with bpf_stats"
-printf '%-7s %-26s %10s %10s %10s %7s\n' PROFILE PROGRAM RUNS BASE_NS THIS_NS RATIO
+printf '%-16s %-26s %10s %10s %10s %7s\n' PROFILE PROGRAM RUNS BASE_NS THIS_NS RATIO
 awk '$4 > 0 { k = $1 " " $3; n[k]++; runs[k] += $4; ns[k, $2] += $5 }
 	END { for (k in n) { split(k, a, " "); b = ns[k, "base"] / (n[k] / 2); t = ns[k, "this"] / (n[k] / 2)
-		printf "%-7s %-26s %10.0f %10.1f %10.1f %7.3f\n", a[1], a[2], runs[k] / n[k], b, t, (b > 0 ? t / b : 0) } }' \
+		printf "%-16s %-26s %10.0f %10.1f %10.1f %7.3f\n", a[1], a[2], runs[k] / n[k], b, t, (b > 0 ? t / b : 0) } }' \
 	"$results" | sort
 echo "RUNS: runs per repetition of each program; RATIO: this / base (below 1: this build is cheaper)."

@@ -74,7 +74,8 @@
 # our_programs_regex BUILD: the same, and the feature probe's probe_*
 #   programs (bpf/probe.bpf.c).
 # progcost_during OUT PROGCOST_ARG... -- WAC_ARG...: $build/progcost
-#   attached while one $build/wac run goes, its report in OUT.
+#   attached while one $build/wac run goes (or $PROGCOST_LOAD's: gridload),
+#   its report in OUT.
 
 CLEANUP_FILE=${CLEANUP_FILE:-}
 
@@ -337,7 +338,7 @@ progcost_during() {
 		exec {fd}>&-
 		return 1
 	fi
-	"$build/wac" "$@" > /dev/null
+	"${PROGCOST_LOAD:-$build/wac}" "$@" > /dev/null
 	exec {fd}>&-
 	wait "$pid"
 }
