@@ -149,6 +149,18 @@ static __always_inline struct super_block *bdev_fs_owner(struct block_device *bd
 	return NULL;
 }
 
+/* More than one page: PG_head, read from the running kernel's enum as
+ * PG_writeback is. */
+static __always_inline bool folio_is_large(struct folio *folio)
+{
+	return (folio_flags_word(folio) >> bpf_core_enum_value(enum pageflags, PG_head)) & 1;
+}
+
+static __always_inline bool folio_ptr_is_large(__u64 addr)
+{
+	return (folio_ptr_flags_word(addr) >> bpf_core_enum_value(enum pageflags, PG_head)) & 1;
+}
+
 /*
  * Pages in a folio. A large folio has PG_head set and its page count in
  * the first tail page's space: folio->_folio_nr_pages (64-bit only) up to
@@ -164,13 +176,25 @@ struct folio___nr_pages_6_1 {
 
 static __always_inline __u32 folio_nr_pages_of(struct folio *folio)
 {
-	int head = bpf_core_enum_value(enum pageflags, PG_head);
-
-	if (!((folio_flags_word(folio) >> head) & 1))
+	if (!folio_is_large(folio))
 		return 1;
 	if (bpf_core_field_exists(folio->_nr_pages))
 		return BPF_CORE_READ(folio, _nr_pages);
 	return BPF_CORE_READ((struct folio___nr_pages_6_1 *)folio, _folio_nr_pages);
+}
+
+/*
+ * The same count for a folio known to be large (a tail page points to it),
+ * by address: read through bpf_probe_read_kernel(). 0 where the kernel has
+ * neither field (the caller then visits every page).
+ */
+static __always_inline __u32 folio_ptr_nr_pages(__u64 addr)
+{
+	if (bpf_core_field_exists(((struct folio *)0)->_nr_pages))
+		return BPF_CORE_READ((struct folio *)addr, _nr_pages);
+	if (bpf_core_field_exists(((struct folio___nr_pages_6_1 *)0)->_folio_nr_pages))
+		return BPF_CORE_READ((struct folio___nr_pages_6_1 *)addr, _folio_nr_pages);
+	return 0;
 }
 
 /*

@@ -16,7 +16,8 @@
  * and an array lookup is a few instructions. A violated folio whose slot
  * another one takes is evicted, untimed; folio is 0 in a free slot and
  * INFLIGHT_BUSY while one CPU fills or empties it, so no entry is lost or
- * counted twice. n_inflight_violations counts the occupied slots.
+ * counted twice. n_inflight_violations counts the occupied slots,
+ * n_large_inflight those of large folios.
  */
 struct inflight_violation {
 	__u64 folio;
@@ -26,7 +27,8 @@ struct inflight_violation {
 	__u32 dev;
 	__u32 kind;
 	__u32 epoch;
-	__u32 failed;  /* fentry mode: its write request completed with an error */
+	__u16 failed;  /* fentry mode: its write request completed with an error */
+	__u16 large;   /* a large folio: counted in n_large_inflight */
 	__u64 ino;     /* the file and cgroup, for its writer row (count_failed_write) */
 	__u64 cgroup;
 };
@@ -91,7 +93,7 @@ static __always_inline struct inflight_violation *inflight_slot(__u64 folio)
  * violation untimed.
  */
 static __always_inline void track_violation(struct spt_totals *t, const struct violation *v,
-					    __u64 key, __u32 dev, __u64 ino)
+					    __u64 key, __u32 dev, __u64 ino, bool large)
 {
 	struct inflight_violation *s = inflight_slot(key);
 	__u64 cur;
@@ -110,6 +112,11 @@ static __always_inline void track_violation(struct spt_totals *t, const struct v
 		t->would_stall_untimed++;
 	else
 		__sync_fetch_and_add(&n_inflight_violations, 1);
+	if (cur && s->large)
+		__sync_fetch_and_add(&n_large_inflight, -1);
+	if (large)
+		__sync_fetch_and_add(&n_large_inflight, 1);
+	s->large = large;
 	s->ts_ns = v->now;
 	s->tgid = v->pid_tgid >> 32;
 	s->tid = (__u32)v->pid_tgid;
@@ -139,6 +146,8 @@ static __always_inline bool take_violation(__u64 folio, bool failed,
 	*out = *s;
 	__sync_lock_test_and_set(&s->folio, 0);
 	__sync_fetch_and_add(&n_inflight_violations, -1);
+	if (out->large)
+		__sync_fetch_and_add(&n_large_inflight, -1);
 	if (failed || out->failed)
 		count_failed_write(out->dev, out->tgid, out->ino, out->cgroup);
 	if (out->epoch == pause_epoch)
@@ -150,10 +159,11 @@ static __always_inline bool take_violation(__u64 folio, bool failed,
 }
 
 /* A violation: counted, tracked until its I/O ends, streamed.
- * @folio: its address (a number, not a BTF pointer: fexit has no other). */
+ * @folio: its address (a number, not a BTF pointer: fexit has no other);
+ * @large: it has more than one page. */
 static __always_inline void record_violation(struct spt_totals *t, __u64 folio,
 					     struct address_space *mapping, struct folio_file *ff,
-					     __u32 kind)
+					     __u32 kind, bool large)
 {
 	struct violation v = {
 		.now = bpf_ktime_get_ns(),
@@ -164,7 +174,7 @@ static __always_inline void record_violation(struct spt_totals *t, __u64 folio,
 	};
 
 	count_violation(t, &v, ff, mapping);
-	track_violation(t, &v, folio, ff->dev, folio_file_ino(ff));
+	track_violation(t, &v, folio, ff->dev, folio_file_ino(ff), large);
 	if (stream_events)
 		stream_violation(t, &v, ff, (struct folio *)folio);
 }

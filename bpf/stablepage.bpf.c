@@ -139,6 +139,9 @@ __u64 tool_heartbeat_ns SPT_OWN_CACHE_LINE;
  * sched_switch does not read the second (see tp_sched_switch).
  */
 __u64 n_inflight_violations SPT_OWN_CACHE_LINE;
+/* Those of them on large folios: while there are none (and no holds), a
+ * request's pages are looked up as folios without reading them (walk.bpf.h). */
+__u64 n_large_inflight SPT_OWN_CACHE_LINE;
 __u64 n_waiting SPT_OWN_CACHE_LINE;
 /* The programs' own (.bss): btf_ptr_addr()'s base (bits.bpf.h), and the
  * last sweep of the held folios (holds.bpf.h). */
@@ -185,7 +188,7 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 	 * (mark_buffer_dirty() does not), stable writes or not.
 	 */
 	if (ff.owner) {
-		record_violation(t, addr, mapping, &ff, SPT_KIND_METADATA);
+		record_violation(t, addr, mapping, &ff, SPT_KIND_METADATA, folio_is_large(folio));
 		return 0;
 	}
 	/* Also a device's own cache: AS_STABLE_WRITES of the bdev inode's
@@ -212,7 +215,7 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 	}
 	if (kind == SPT_KIND_MMAP && hold_mmap_writer(t, addr))
 		return 0;
-	record_violation(t, addr, mapping, &ff, kind);
+	record_violation(t, addr, mapping, &ff, kind, folio_is_large(folio));
 	return 0;
 }
 
@@ -288,7 +291,7 @@ static __always_inline int handle_mkwrite_return(struct vm_fault *vmf, bool ok)
 		return 0;
 	t = get_totals();
 	if (t && !hold_mmap_writer(t, folio))
-		record_violation(t, folio, mapping, &ff, SPT_KIND_MMAP);
+		record_violation(t, folio, mapping, &ff, SPT_KIND_MMAP, folio_ptr_is_large(folio));
 	return 0;
 }
 
