@@ -106,12 +106,18 @@ state() {
 
 # freeze_until_held TOOL WRITER (enforce, BPF mode): stops the tool, so that
 # nobody resumes holders, and waits up to 10 s for the writer to be stopped
-# by a hold; fails if it is not.
+# by a hold; fails if it is not, three times. A hold can begin only in the
+# SPT_HEARTBEAT_STALE_NS after the freeze, and a writer starved of CPU may
+# dirty nothing under writeback in that time: the tool is thawed to try again.
 freeze_until_held() {
-	local s
-	sleep 1
-	kill -STOP "$1"
-	for _ in $(seq 100); do s=$(state "$2"); [ "$s" = T ] && break; sleep 0.1; done
-	echo "writer state with the tool frozen: $s"
-	[ "$s" = T ]
+	local s try
+	for try in 1 2 3; do
+		sleep 1
+		kill -STOP "$1"
+		for _ in $(seq 100); do s=$(state "$2"); [ "$s" = T ] && break; sleep 0.1; done
+		echo "writer state with the tool frozen (try $try): $s"
+		[ "$s" = T ] && return 0
+		kill -CONT "$1"
+	done
+	return 1
 }
