@@ -44,6 +44,24 @@ struct {
 	__type(value, struct spt_writer_stats);
 } writer_stats SEC(".maps");
 
+/*
+ * Waits and stable dirtyings per device, per CPU: one comes with every
+ * stable wait and every dirtying of a stable mapping, where a lookup in
+ * dev_stats (a hash) cost more than the rest of the wait program. Direct-
+ * mapped by device: a slot is the CPU's for the first device hashed to it
+ * that has a dev_stats row; the counts of another device on it go to that
+ * device's row. Per CPU, so a plain increment: no other CPU writes it, the
+ * tracepoints that count here (writeback_dirty_folio, folio_wait_writeback)
+ * call their programs with preemption disabled, and no program that runs
+ * in an interrupt counts here.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1 << SPT_DEV_COUNT_SLOTS_LOG2);
+	__type(key, __u32);
+	__type(value, struct spt_dev_counts);
+} dev_counts SEC(".maps");
+
 static __always_inline struct spt_totals *get_totals(void)
 {
 	__u32 zero = 0;
@@ -97,6 +115,42 @@ static __always_inline struct spt_dev_stats *dev_stats_of(struct folio_file *ff,
 	return bpf_map_lookup_elem(&dev_stats, &ff->dev);
 }
 
+/*
+ * This CPU's counts for the folio's device, or NULL: then count on the
+ * device's row (*row, NULL if the table of devices is full).
+ */
+static __always_inline struct spt_dev_counts *dev_counts_of(struct folio_file *ff,
+							   struct address_space *mapping,
+							   struct spt_dev_stats **row)
+{
+	__u32 slot = fib_hash(ff->dev, SPT_DEV_COUNT_SLOTS_LOG2);
+	struct spt_dev_counts *c = bpf_map_lookup_elem(&dev_counts, &slot);
+
+	*row = NULL;
+	if (c && c->dev == ff->dev)
+		return c;
+	*row = dev_stats_of(ff, mapping);
+	if (!c || c->dev || !*row)
+		return NULL;
+	c->dev = ff->dev;
+	return c;
+}
+
+/* A task waits for writeback on the folio's device. */
+static __always_inline void count_dev_wait(struct folio_file *ff, struct address_space *mapping,
+					   __u32 kind)
+{
+	struct spt_dev_stats *ds;
+	struct spt_dev_counts *c = dev_counts_of(ff, mapping, &ds);
+
+	if (kind >= SPT_KIND_MAX)
+		return;
+	if (c)
+		c->waits[kind]++;
+	else if (ds)
+		__sync_fetch_and_add(&ds->waits[kind], 1);
+}
+
 /* The inode number rows and events show: SPT_INO_BDEV for a device's cache. */
 static __always_inline __u64 folio_file_ino(struct folio_file *ff)
 {
@@ -108,10 +162,13 @@ static __always_inline __u64 folio_file_ino(struct folio_file *ff)
 static __always_inline void count_stable_dirtied(struct spt_totals *t, struct folio_file *ff,
 						 struct address_space *mapping)
 {
-	struct spt_dev_stats *ds = dev_stats_of(ff, mapping);
+	struct spt_dev_stats *ds;
+	struct spt_dev_counts *c = dev_counts_of(ff, mapping, &ds);
 
 	t->stable_dirtied++;
-	if (ds)
+	if (c)
+		c->stable_dirtied++;
+	else if (ds)
 		__sync_fetch_and_add(&ds->stable_dirtied, 1);
 }
 

@@ -222,7 +222,6 @@ static __always_inline int handle_folio_dirtied(struct folio *folio, struct addr
 /* A task sleeps until a folio's writeback ends. */
 static __always_inline int handle_writeback_wait(struct folio *folio, struct address_space *mapping)
 {
-	struct spt_dev_stats *ds;
 	struct spt_proc_stats *ps;
 	struct folio_file ff;
 	struct spt_totals *t;
@@ -235,9 +234,7 @@ static __always_inline int handle_writeback_wait(struct folio *folio, struct add
 		return 0;
 	kind = current_kind();
 	t->waits[kind]++;
-	ds = dev_stats_of(&ff, mapping);
-	if (ds)
-		__sync_fetch_and_add(&ds->waits[kind], 1);
+	count_dev_wait(&ff, mapping, kind);
 	time_wait(t, folio, ff.dev, kind);
 	if (kind == SPT_KIND_OTHER)
 		return 0;

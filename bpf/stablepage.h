@@ -154,8 +154,24 @@ struct spt_hold {
 #define SPT_HOLD_SIGNAL_PENDING 1
 
 /*
+ * One CPU's waits and stable dirtyings on one device (dev_counts, a
+ * per-CPU table by device; dev 0: a free slot). User space adds them to
+ * the device's row.
+ */
+struct spt_dev_counts {
+	__u32 dev;
+	__u32 pad;
+	__u64 waits[SPT_KIND_MAX];
+	__u64 stable_dirtied;
+};
+
+#define SPT_DEV_COUNT_SLOTS_LOG2 5
+
+/*
  * Per device and per process: violations[] holds only those no writer row
  * could hold (the table was full); user space adds the writer rows' counts.
+ * A device's waits[] and stable_dirtied hold only those no dev_counts slot
+ * could (user space adds the slots).
  */
 struct spt_dev_stats {
 	__u64 violations[SPT_KIND_MAX];

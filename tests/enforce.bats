@@ -32,6 +32,10 @@ enforce_profile() {
 	[ "$(summary .violations_total)" -eq 0 ]
 	[ "$(summary ".devices[] | select(.dev == \"$DEV\") | .stable_writes")" = true ]
 	[ "$(summary ".devices[] | select(.dev == \"$DEV\") | .stable_waits")" -gt 0 ]
+	# Each wait and stable dirtying is on its device's row too (per-CPU
+	# counts added in user space), exactly.
+	[ "$(summary '[(.devices | map(.stable_waits, .other_waits, .stable_dirtied) | add)]')" = \
+	  "$(summary '[.stable_waits + .other_waits + .stable_dirtied]')" ]
 	grep -Eq "^enforce: $MNT \($1 on ${LOOP#/dev/}\): stable writes in effect; 0 violations, [1-9][0-9]* stable waits" "$TRACE_ERR"
 	[ "$(stable_writes_of "$LOOP")" = 0 ]
 	[ ! -e "$STATE" ]

@@ -50,12 +50,12 @@ struct spt_rodata {
  * ring buffer: one page) instead of its size: most of the maps' memory
  * belongs to one mode each (holding, --verify, fentry, streaming).
  */
-#define SPT_MAPS(X)                                                                        \
-	X(events) X(totals) X(dev_stats) X(proc_stats) X(writer_stats) X(hist_table) X(hists) \
-	X(inflight_violations) X(stall_horizons) X(walk_states) X(pid_filter) X(dev_filter)  \
-	X(cgroup_filter) X(mkwrite_calls) X(writeback_started) X(wb_heads) X(holds)          \
-	X(held_folios) X(held_tgids) X(hold_events) X(verify_cpus) X(verify_reqs)            \
-	X(verify_totals) X(verify_devs) X(verify_changes) X(verify_direct_pages)
+#define SPT_MAPS(X)                                                                             \
+	X(events) X(totals) X(dev_stats) X(dev_counts) X(proc_stats) X(writer_stats)            \
+	X(hist_table) X(hists) X(inflight_violations) X(stall_horizons) X(walk_states)          \
+	X(pid_filter) X(dev_filter) X(cgroup_filter) X(mkwrite_calls) X(writeback_started)      \
+	X(wb_heads) X(holds) X(held_folios) X(held_tgids) X(hold_events) X(verify_cpus)         \
+	X(verify_reqs) X(verify_totals) X(verify_devs) X(verify_changes) X(verify_direct_pages)
 
 enum spt_map {
 #define SPT_X_MAP(name) SPT_MAP_##name,

@@ -131,6 +131,12 @@ struct writer_row {
  * per-file and per-cgroup rows (replacing s->files, s->cgroups). 0, or -ENOMEM.
  */
 int fold_writers(struct spt_summary *s, struct writer_row *rows, size_t n);
+/*
+ * Adds the per-CPU device counts (the dev_counts map's values, any order,
+ * free slots with dev 0) to their devices' rows, appending a row with no
+ * description for a device the kernel's table had no room for. 0, or -ENOMEM.
+ */
+int fold_dev_counts(struct spt_summary *s, const struct spt_dev_counts *c, size_t n);
 /* By type, device name, kind. */
 void sort_hists(struct hist_row *rows, size_t n);
 /* What a histogram row measures, e.g. "would-stall" or "stable-wait". */

@@ -277,6 +277,22 @@ int fold_writers(struct spt_summary *s, struct writer_row *rows, size_t n)
 	return 0;
 }
 
+int fold_dev_counts(struct spt_summary *s, const struct spt_dev_counts *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct dev_row *d;
+
+		if (!c[i].dev)
+			continue;
+		d = dev_row_of(s, c[i].dev);
+		if (!d)
+			return -ENOMEM;
+		add_kinds(d->s.waits, c[i].waits);
+		d->s.stable_dirtied += c[i].stable_dirtied;
+	}
+	return 0;
+}
+
 void hist_set_count(struct spt_hist *h)
 {
 	h->count = 0;

@@ -130,8 +130,29 @@ static int read_totals(struct stablepage_bpf *skel, struct spt_totals *sum)
 	return err;
 }
 
+/* The per-CPU device counts (dev_counts), added to the device rows. */
+static int read_dev_counts(struct stablepage_bpf *skel, struct spt_summary *s)
+{
+	int ncpus = libbpf_num_possible_cpus(), err = 0;
+	struct spt_dev_counts *percpu;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc(ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	for (__u32 slot = 0; !err && slot < 1U << SPT_DEV_COUNT_SLOTS_LOG2; slot++) {
+		err = bpf_map__lookup_elem(skel->maps.dev_counts, &slot, sizeof(slot), percpu,
+					   sizeof(*percpu) * ncpus, 0);
+		if (!err)
+			err = fold_dev_counts(s, percpu, ncpus);
+	}
+	free(percpu);
+	return err;
+}
+
 /* The rows of the hash maps; the writer rows folded into devices,
- * processes and files. */
+ * processes and files; the per-CPU device counts into devices. */
 static int read_rows(struct stablepage_bpf *skel, struct spt_summary *s)
 {
 	struct writer_row *writers = NULL;
@@ -152,6 +173,8 @@ static int read_rows(struct stablepage_bpf *skel, struct spt_summary *s)
 	if (!err)
 		err = fold_writers(s, writers, nwriters);
 	free(writers);
+	if (!err)
+		err = read_dev_counts(skel, s);
 	if (!err)
 		err = read_hist_table(skel, s);
 	return err;

@@ -284,6 +284,31 @@ static void test_totals_and_sort(void)
 	CHECK(files[0].key.ino == 2);
 }
 
+/* Per-CPU device counts add to the device rows the kernel counted in; free
+ * slots add nothing; a device with no row gets one. */
+static void test_fold_dev_counts(void)
+{
+	struct spt_dev_counts c[4] = {
+		{ .dev = 1, .waits = { 1, 2, 0, 3 }, .stable_dirtied = 4 },
+		{ 0 },
+		{ .dev = 1, .waits = { 0, 5, 0, 0 }, .stable_dirtied = 1 },
+		{ .dev = 7, .waits = { 0, 0, 2, 0 } },
+	};
+	struct spt_summary s = {};
+
+	s.devs = calloc(1, sizeof(*s.devs));
+	s.devs[0].dev = 1, s.devs[0].s.waits[SPT_KIND_WRITE] = 10, s.devs[0].s.stable_dirtied = 2;
+	strcpy(s.devs[0].s.fstype, "ext4");
+	s.ndevs = 1;
+	CHECK(fold_dev_counts(&s, c, 4) == 0);
+	CHECK(s.ndevs == 2 && s.devs[0].dev == 1 && s.devs[1].dev == 7);
+	CHECK(s.devs[0].s.waits[0] == 1 && s.devs[0].s.waits[1] == 17 && s.devs[0].s.waits[3] == 3);
+	CHECK(s.devs[0].s.stable_dirtied == 7 && !strcmp(s.devs[0].s.fstype, "ext4"));
+	CHECK(s.devs[1].s.waits[2] == 2 && kinds_total(s.devs[1].s.waits) == 2 &&
+	      !s.devs[1].s.stable_dirtied && !s.devs[1].s.fstype[0]);
+	free(s.devs);
+}
+
 /* Writer rows fold into files, devices and processes; a device or process
  * the kernel had no row for gets one; one that overflowed keeps its count. */
 static void test_fold_writers(void)
@@ -1078,7 +1103,7 @@ static bool maps_used_are(const struct spt_plan *p, const char *names)
 	return ok;
 }
 
-#define ALWAYS_USED "totals dev_stats proc_stats writer_stats hist_table hists " \
+#define ALWAYS_USED "totals dev_stats dev_counts proc_stats writer_stats hist_table hists " \
 		    "inflight_violations stall_horizons walk_states "
 #define VERIFY_MAPS "verify_cpus verify_reqs verify_totals verify_devs verify_changes " \
 		    "verify_direct_pages "
@@ -1456,6 +1481,7 @@ int main(void)
 	test_json();
 	test_totals_and_sort();
 	test_fold_writers();
+	test_fold_dev_counts();
 	test_summary_json();
 	test_prom_escape();
 	test_log2_hist();
