@@ -40,8 +40,11 @@ write_hold() {
 			[ "$free" -gt 0 ]
 			[ "$(summary -r .enforce.write_hold)" != none ]
 			[ "$(summary ".enforce.holds.$kind")" -gt 0 ]
-			# Every mmap hold announced once its SIGSTOP was generated.
-			[ "$p" = A ] || [ "$(summary .enforce.stops)" -eq "$(summary .enforce.holds.mmap)" ]
+			# Every mmap hold announced once its SIGSTOP was generated. A
+			# thread can be stopped again before its entry is gone (the
+			# group's SIGCONT for another thread's release woke it): one
+			# hold, two stops; so stops may exceed holds, never fall short.
+			[ "$p" = A ] || [ "$(summary .enforce.stops)" -ge "$(summary .enforce.holds.mmap)" ]
 			# Residual: writeback can begin between the check and the copy
 			# (write) or the check and the store (mmap): at most 10% of
 			# what the same writer outside the scope does.
