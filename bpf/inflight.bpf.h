@@ -225,27 +225,101 @@ static __always_inline void mark_violation_failed(__u64 folio)
 }
 
 /*
- * The folio's I/O ended (at *completed, read if 0), @failed: with an error. The histogram gets each
- * violation's own would-stall. The process is charged the union, per
- * thread, of [violation, end of its I/O]: a thread held on one folio is not
- * held again by another whose I/O overlaps, and summing would predict more
- * stall than there is time. Completions come in end order, so each
- * interval adds what it extends past the thread's last end; two CPUs
- * completing for one thread at once may count an overlap twice.
+ * What ending violations adds to rows that all CPUs share, gathered over a
+ * request walk and added once at its end: the pages of a request are
+ * mostly one process's, their would-stalls of one device and kind, and a
+ * proc_stats lookup with its atomic and the histogram's atomics were most
+ * of what a violation's end cost. The batch takes the first violation's
+ * histogram and process; one of another goes to its rows at once. Nothing
+ * is flushed inside the walk, where its branches would multiply the
+ * verifier's states (hist_add_ns()). A reader of the rows meanwhile sees
+ * the walk's ends taken from the in-flight count but not yet timed: a
+ * request's walk later, as it would see a walk still running.
  */
-static __always_inline void end_violation(__u64 folio, __u64 *completed, bool failed)
+struct end_batch {
+	__u64 hist_word;  /* union hist_key of the gathered samples; 0: none yet */
+	__u64 hist_ns;    /* their sum */
+	__u64 stall_ns;   /* would_stall_ns for stall_tgid */
+	__u32 stall_tgid; /* 0: none yet (tgid 0, the idle task, writes nothing) */
+	__u32 hist_counts[SPT_HIST_SLOTS];
+};
+
+static __always_inline void charge_would_stall(__u32 tgid, __u64 ns)
+{
+	struct spt_proc_stats *ps;
+
+	if (!ns)
+		return;
+	ps = bpf_map_lookup_elem(&proc_stats, &tgid);
+	if (ps)
+		__sync_fetch_and_add(&ps->would_stall_ns, ns);
+}
+
+/*
+ * At the walk's end: add what it gathered. A global function, verified
+ * once on its own: inlined, the verifier went through it again for every
+ * state the walk's callers reach it in.
+ */
+__noinline int flush_end_batch(struct end_batch *b)
+{
+	if (!b)
+		return 0;
+	if (b->stall_tgid)
+		charge_would_stall(b->stall_tgid, b->stall_ns);
+	if (b->hist_word)
+		hist_add_counts(b->hist_word, b->hist_counts, b->hist_ns);
+	return 0;
+}
+
+/* A violation's would-stall @ns, for the histogram of @word: gathered in
+ * @b if it is the batch's, else added now. */
+static __always_inline void add_ended_hist(struct end_batch *b, __u64 word, __u64 ns)
+{
+	if (b && !b->hist_word)
+		b->hist_word = word;
+	if (b && b->hist_word == word) {
+		b->hist_counts[hist_slot(ns)]++;
+		b->hist_ns += ns;
+	} else {
+		hist_add_ns(word, ns);
+	}
+}
+
+/* What @tgid's would-stall grows by: gathered in @b if it is the batch's
+ * process, else added now. */
+static __always_inline void add_ended_stall(struct end_batch *b, __u32 tgid, __u64 ns)
+{
+	if (b && !b->stall_tgid)
+		b->stall_tgid = tgid;
+	if (b && b->stall_tgid == tgid)
+		b->stall_ns += ns;
+	else
+		charge_would_stall(tgid, ns);
+}
+
+/*
+ * The folio's I/O ended (at *completed, read if 0), @failed: with an
+ * error. The histogram gets each violation's own would-stall. The process
+ * is charged the union, per thread, of [violation, end of its I/O]: a
+ * thread held on one folio is not held again by another whose I/O
+ * overlaps, and summing would predict more stall than there is time.
+ * Completions come in end order, so each interval adds what it extends
+ * past the thread's last end; two CPUs completing for one thread at once
+ * may count an overlap twice. @b: a request walk's batch, or NULL.
+ */
+static __always_inline void end_violation(__u64 folio, __u64 *completed, bool failed,
+					  struct end_batch *b)
 {
 	struct inflight_violation done;
 	struct stall_horizon *horizon;
-	struct spt_proc_stats *ps;
 	__u64 from, now;
 
 	if (!take_violation(folio, failed, &done))
 		return;
 	now = completion_time(completed);
 	from = done.ts_ns;
-	done.ts_ns = now > done.ts_ns ? now - done.ts_ns : 0;
-	hist_add(done.dev, SPT_HIST_WOULD_STALL, done.kind, done.ts_ns);
+	add_ended_hist(b, hist_key_word(done.dev, SPT_HIST_WOULD_STALL, done.kind),
+		       now > from ? now - from : 0);
 	horizon = stall_horizon_of(done.tid);
 	if (horizon) {
 		if (horizon->end_ns > from)
@@ -253,9 +327,7 @@ static __always_inline void end_violation(__u64 folio, __u64 *completed, bool fa
 		if (now > horizon->end_ns)
 			horizon->end_ns = now;
 	}
-	ps = bpf_map_lookup_elem(&proc_stats, &done.tgid);
-	if (ps && now > from)
-		__sync_fetch_and_add(&ps->would_stall_ns, now - from);
+	add_ended_stall(b, done.tgid, now > from ? now - from : 0);
 }
 
 #endif /* SPT_INFLIGHT_BPF_H */

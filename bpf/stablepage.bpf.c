@@ -458,7 +458,7 @@ int BPF_PROG(fentry_folio_end_writeback, struct folio *folio)
 		bpf_map_delete_elem(&wb_heads, &hk);
 	}
 	if (n_inflight_violations)
-		end_violation(btf_ptr_addr(folio), &now, false);
+		end_violation(btf_ptr_addr(folio), &now, false, NULL);
 	release_holders(key, &now);
 	return 0;
 }

@@ -68,6 +68,7 @@ struct walk_state {
 	__u8 mark_only;        /* fentry mode: mark failures, end nothing */
 	__u8 pages_are_folios; /* no large folio to find: a page is its folio */
 	__u8 pad;
+	struct end_batch ended; /* flushed when the walk ends */
 	struct bio_vec vec_buf[WALK_VECS];
 	__u8 page_buf[WALK_PAGE_BYTES];
 };
@@ -85,13 +86,14 @@ struct walk_ctx {
 
 /* A folio of a completed write request: its writeback ends now (or, with
  * @mark_only, at folio_end_writeback(), and the request failed). */
-static __always_inline void folio_io_ended(__u64 folio, __u64 *now, bool failed, bool mark_only)
+static __always_inline void folio_io_ended(__u64 folio, __u64 *now, bool failed, bool mark_only,
+					   struct end_batch *b)
 {
 	if (mark_only) {
 		mark_violation_failed(folio);
 		return;
 	}
-	end_violation(folio, now, failed);
+	end_violation(folio, now, failed, b);
 	release_holders(folio, now);
 }
 
@@ -252,7 +254,7 @@ static __always_inline void walk_next_page(struct walk_state *c)
 		c->have_vec = 0;
 	if (folio != c->last_folio) {
 		c->last_folio = folio;
-		folio_io_ended(folio, &c->now, c->failed, c->mark_only);
+		folio_io_ended(folio, &c->now, c->failed, c->mark_only, &c->ended);
 	}
 }
 
@@ -309,7 +311,7 @@ static __always_inline void walk_request(struct request *rq, __u64 *now, __u32 n
 		/* Its one bio ends only in the call that completes it. */
 		if (!whole && nr_bytes < rq->bio->bi_iter.bi_size)
 			return;
-		folio_io_ended(folio, now, failed, mark_only);
+		folio_io_ended(folio, now, failed, mark_only, NULL);
 		return;
 	}
 	ws = bpf_map_lookup_elem(&walk_states, &zero);
@@ -331,6 +333,7 @@ static __always_inline void walk_request(struct request *rq, __u64 *now, __u32 n
 	ws->pages_are_folios = !n_large_inflight && !n_held_folios;
 	ws->budget = whole ? ~0ULL : nr_bytes;
 	bpf_loop(WALK_MAX_STEPS, walk_step, &c, 0);
+	flush_end_batch(&ws->ended);
 	ws->busy = 0;
 }
 
