@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdbool.h>
+
 #include "json.h"
 
 int utf8_seq_len(const unsigned char *p)
@@ -25,48 +27,71 @@ int utf8_seq_len(const unsigned char *p)
 	return n;
 }
 
+/* A byte a JSON string holds as it is: printable ASCII but '"' and '\\'. */
+static bool json_plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
+/* Write the escape of the byte (or UTF-8 sequence) at @p; returns how many
+ * bytes it took. */
+static int json_escape(FILE *f, const unsigned char *p)
+{
+	int n;
+
+	switch (*p) {
+	case '"':
+		fputs("\\\"", f);
+		return 1;
+	case '\\':
+		fputs("\\\\", f);
+		return 1;
+	case '\n':
+		fputs("\\n", f);
+		return 1;
+	case '\t':
+		fputs("\\t", f);
+		return 1;
+	case '\r':
+		fputs("\\r", f);
+		return 1;
+	}
+	if (*p < 0x80) { /* the other controls and DEL */
+		fprintf(f, "\\u%04x", *p);
+		return 1;
+	}
+	/* File names and comms need not be UTF-8: keep valid sequences,
+	 * replace invalid bytes with U+FFFD. */
+	n = utf8_seq_len(p);
+	if (!n) {
+		fputs("\\ufffd", f);
+		return 1;
+	}
+	fwrite(p, 1, n, f);
+	return n;
+}
+
+/*
+ * Runs of plain bytes go out in one write: with a locked fputc() a byte,
+ * the strings (comm, cgroup, path) were most of what streaming a violation
+ * cost the tool.
+ */
 void json_string(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s, *run;
+
 	if (!s) {
 		fputs("null", f);
 		return;
 	}
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f) {
-				fprintf(f, "\\u%04x", *p);
-			} else if (*p < 0x80) {
-				fputc(*p, f);
-			} else {
-				/* File names and comms need not be UTF-8: keep valid
-				 * sequences, replace invalid bytes with U+FFFD. */
-				int n = utf8_seq_len(p);
-
-				if (n) {
-					fwrite(p, 1, n, f);
-					p += n - 1;
-				} else {
-					fputs("\\ufffd", f);
-				}
-			}
-		}
+	while (*p) {
+		for (run = p; json_plain(*p); p++)
+			;
+		if (p > run)
+			fwrite(run, 1, p - run, f);
+		if (*p)
+			p += json_escape(f, p);
 	}
 	fputc('"', f);
 }

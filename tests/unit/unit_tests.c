@@ -248,6 +248,13 @@ static void test_json(void)
 	s = capture(json_of, NULL);
 	CHECK(!strcmp(s, "null"));
 	free(s);
+	/* escapes between and at the ends of plain runs */
+	s = capture(json_of, "\t/tmp/a b\x7f\r\"");
+	CHECK(!strcmp(s, "\"\\t/tmp/a b\\u007f\\r\\\"\""));
+	free(s);
+	s = capture(json_of, "");
+	CHECK(!strcmp(s, "\"\""));
+	free(s);
 }
 
 static void test_totals_and_sort(void)
