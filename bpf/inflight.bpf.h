@@ -228,8 +228,8 @@ static __always_inline void mark_violation_failed(__u64 folio)
  * What ending violations adds to rows that all CPUs share, gathered over a
  * request walk and added once at its end: the pages of a request are
  * mostly one process's, their would-stalls of one device and kind, and a
- * proc_stats lookup with its atomic and the histogram's atomics were most
- * of what a violation's end cost. The batch takes the first violation's
+ * proc_stats lookup with its atomic and the histogram's atomics are a
+ * large part of what a violation's end costs. The batch takes the first violation's
  * histogram and process; one of another goes to its rows at once. Nothing
  * is flushed inside the walk, where its branches would multiply the
  * verifier's states (hist_add_ns()). A reader of the rows meanwhile sees

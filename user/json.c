@@ -71,11 +71,8 @@ static int json_escape(FILE *f, const unsigned char *p)
 	return n;
 }
 
-/*
- * Runs of plain bytes go out in one write: with a locked fputc() a byte,
- * the strings (comm, cgroup, path) were most of what streaming a violation
- * cost the tool.
- */
+/* Runs of plain bytes go out in one write, not a locked fputc() a byte:
+ * every streamed event has three strings (comm, cgroup, path). */
 void json_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s, *run;

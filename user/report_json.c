@@ -27,8 +27,8 @@ static void json_dev(FILE *f, __u32 dev)
 void print_event_json(FILE *f, const struct event_view *v)
 {
 	const struct spt_event *e = v->e;
-	/* The microseconds as integers: printf's %.6f of a double was a fifth
-	 * of what streaming an event cost the tool. */
+	/* The microseconds as integers: printf's %.6f of a double computes
+	 * its digits in multi-precision arithmetic, once per event. */
 	unsigned long long us = v->ts > 0 ? llround(v->ts * 1e6) : 0;
 
 	fprintf(f, "{\"type\":\"violation\",\"ts\":%llu.%06llu,\"kind\":\"%s\",\"pid\":%u,"
